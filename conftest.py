@@ -1,0 +1,43 @@
+"""Suite-wide wiring: Hypothesis settings profiles, the suite configuration, Markdown examples in spec/.
+
+Profiles (choose with RMQSPEC_HYPOTHESIS_PROFILE):
+- ``fast``: the default of the test command; small budgets, a few minutes for the whole suite on 2 cores.
+- ``ci``: Hypothesis' built-in CI behaviour (derandomized, no example database, blobs printed) at fast budgets;
+  chosen automatically when CI=true.
+- ``deep``: large budgets for tox environments and nightly runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+from sybil import Sybil
+from sybil.parsers.markdown import PythonCodeBlockParser
+
+from properties.suite import get_suite_config
+
+FAST = {"max_examples": 20, "stateful_step_count": 30, "deadline": None}
+DEEP = {"max_examples": 400, "stateful_step_count": 100, "deadline": None}
+QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+settings.register_profile("fast", suppress_health_check=QUIET, **FAST)
+settings.register_profile("ci", settings.get_profile("ci"), suppress_health_check=QUIET, **FAST)
+settings.register_profile("deep", suppress_health_check=QUIET, **DEEP)
+
+
+def get_hypothesis_profile_name() -> str:
+    """RMQSPEC_HYPOTHESIS_PROFILE wins; otherwise ``ci`` under CI and ``fast`` elsewhere."""
+    explicit = os.environ.get("RMQSPEC_HYPOTHESIS_PROFILE")
+    if explicit:
+        return explicit
+    return "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "fast"
+
+
+settings.load_profile(get_hypothesis_profile_name())
+
+pytest_collect_file = Sybil(parsers=[PythonCodeBlockParser()], patterns=["*.md"], path="spec").pytest()
+
+
+def pytest_report_header(config):
+    return [f"hypothesis profile: {get_hypothesis_profile_name()}", f"suite configuration: {get_suite_config()!r}"]

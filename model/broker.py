@@ -1,0 +1,74 @@
+"""Immutable broker state: permissions, topic configs, subscription groups, the store and consumer offsets."""
+
+from __future__ import annotations
+
+from attrs import evolve, field, frozen
+from pyrsistent import PMap, pmap
+
+from model.config import Config
+from model.store import Store
+
+PERM_WRITE = 2
+PERM_READ = 4
+
+
+def is_writeable(perm: int) -> bool:
+    return bool(perm & PERM_WRITE)
+
+
+def is_readable(perm: int) -> bool:
+    return bool(perm & PERM_READ)
+
+
+@frozen
+class TopicConfig:
+    topic_name: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int = PERM_READ | PERM_WRITE
+
+
+@frozen
+class SubscriptionGroupConfig:
+    """The broker's view of a consumer group (SubscriptionGroupConfig): defaults 1 retry queue, 16 retries."""
+
+    group_name: str
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+
+
+@frozen
+class Broker:
+    """One broker (master). `consumer_offsets` maps (group, topic, queue id) to the committed offset."""
+
+    perm: int = PERM_READ | PERM_WRITE
+    topics: PMap = field(factory=pmap)
+    groups: PMap = field(factory=pmap)
+    store: Store = field(factory=Store)
+    consumer_offsets: PMap = field(factory=pmap)
+
+
+def create_broker(config: Config, group: str, topics: dict[str, int]) -> Broker:
+    """A writeable broker with the group's subscription config (from `config`) and the given topics."""
+    group_config = SubscriptionGroupConfig(group, config.retry_queue_nums, config.retry_max_times)
+    topic_configs = {name: TopicConfig(name, nums, nums) for name, nums in topics.items()}
+    return Broker(topics=pmap(topic_configs), groups=pmap({group: group_config}))
+
+
+def get_or_create_topic(broker: Broker, topic: str, queue_nums: int, perm: int) -> tuple[Broker, TopicConfig]:
+    """[SB-05] createTopicInSendMessageBackMethod: an existing topic config is returned unchanged, else created."""
+    existing = broker.topics.get(topic)
+    if existing is not None:
+        return broker, existing
+    created = TopicConfig(topic, queue_nums, queue_nums, perm)
+    return evolve(broker, topics=broker.topics.set(topic, created)), created
+
+
+def commit_offset(broker: Broker, group: str, topic: str, queue_id: int, offset: int) -> Broker:
+    """[OS-05] The broker stores a committed offset unconditionally: a smaller value replaces a larger one."""
+    return evolve(broker, consumer_offsets=broker.consumer_offsets.set((group, topic, queue_id), offset))
+
+
+def query_offset(broker: Broker, group: str, topic: str, queue_id: int) -> int:
+    """The committed offset, or -1 when the group never committed one for that queue."""
+    return broker.consumer_offsets.get((group, topic, queue_id), -1)

@@ -1,0 +1,1 @@
+"""Hypothesis properties and state machines: one machine per spec chapter."""

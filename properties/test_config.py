@@ -1,0 +1,162 @@
+"""Properties of spec/01-configuration.md: defaults, ranges, delay levels, profiles."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from model.config import Config, ConsumeMode, compute_suspend_millis, get_max_reconsume_times
+from model.delay_levels import TIME_UNIT_MILLIS, parse_delay_level
+from model.errors import ConfigError
+from model.profiles import PROFILES, Profile
+
+# Copied from the reference's constants table (§1.8, §10), not from the model.
+ROCKETMQ_DEFAULTS = {
+    "consume_message_batch_max_size": 1,
+    "pull_batch_size": 32,
+    "pull_threshold_for_queue": 1000,
+    "pull_threshold_size_for_queue": 100,
+    "pull_threshold_for_topic": -1,
+    "pull_threshold_size_for_topic": -1,
+    "consume_concurrently_max_span": 2000,
+    "pull_interval": 0,
+    "consume_timeout": 15,
+    "max_reconsume_times": -1,
+    "suspend_current_queue_time_millis": 1000,
+    "persist_consumer_offset_interval": 5000,
+    "pull_time_delay_mills_when_exception": 1000,
+    "consume_thread_min": 20,
+    "consume_thread_max": 20,
+    "retry_queue_nums": 1,
+    "retry_max_times": 16,
+    "flush_delay_offset_interval": 10000,
+    "message_delay_level": "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+}
+
+# checkConfig's ranges (DMPCI 4.9.8 L745-L835), as (low, high).
+CHECK_CONFIG_RANGES = {
+    "consume_thread_max": (1, 1000),
+    "consume_concurrently_max_span": (1, 65535),
+    "pull_threshold_for_queue": (1, 65535),
+    "pull_threshold_for_topic": (1, 6553500),
+    "pull_threshold_size_for_queue": (1, 1024),
+    "pull_threshold_size_for_topic": (1, 102400),
+    "pull_interval": (0, 65535),
+    "consume_message_batch_max_size": (1, 1024),
+    "pull_batch_size": (1, 1024),
+}
+
+
+def test_defaults_are_rocketmqs():
+    """CFG-01"""
+    config = Config()
+    assert {name: getattr(config, name) for name in ROCKETMQ_DEFAULTS} == ROCKETMQ_DEFAULTS
+    assert config.profile.name == "4.9.8"
+    assert config.is_clustering and not config.is_orderly
+
+
+@pytest.mark.parametrize("mode, expected", [(ConsumeMode.CONCURRENTLY, 16), (ConsumeMode.ORDERLY, 2**31 - 1)])
+@given(explicit=st.integers(0, 2**31 - 1))
+def test_max_reconsume_times_resolves_by_consume_mode(mode, expected, explicit):
+    """CFG-02"""
+    event("CFG-02")
+    assert get_max_reconsume_times(Config(consume_mode=mode)) == expected
+    assert get_max_reconsume_times(Config(consume_mode=mode, max_reconsume_times=explicit)) == explicit
+
+
+UNITS = st.sampled_from(sorted(TIME_UNIT_MILLIS))
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), UNITS), min_size=1, max_size=30))
+def test_delay_levels_round_trip(entries):
+    """CFG-03: level i + 1 is entry i, max level = number of entries."""
+    event("CFG-03")
+    text = " ".join(f"{count}{unit}" for count, unit in entries)
+    config = Config(message_delay_level=text)
+    assert config.max_delay_level == len(entries)
+    seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    assert [ms // 1000 for ms in config.delay_levels] == [count * seconds[unit] for count, unit in entries]
+
+
+@pytest.mark.parametrize("text", ["", "5x", "1s 5x", "1s  5s", " 1s", "1s ", "s", "-5s", "+5s", "1.5s", "5S", "٣s"])
+def test_bad_delay_levels_are_rejected(text):
+    """CFG-03: the broker refuses to start with these; the model raises ConfigError naming the field."""
+    with pytest.raises(ConfigError) as error:
+        parse_delay_level(text)
+    assert error.value.field == "message_delay_level" and repr(text) in str(error.value)
+
+
+@given(st.integers(-1, 10**6), st.integers(0, 10**6))
+def test_suspend_is_clamped(context_millis, consumer_millis):
+    """CFG-04"""
+    event("CFG-04")
+    config = Config(suspend_current_queue_time_millis=consumer_millis)
+    millis = compute_suspend_millis(config, context_millis)
+    chosen = consumer_millis if context_millis == -1 else context_millis
+    assert 10 <= millis <= 30_000
+    assert millis == chosen or (chosen < 10 and millis == 10) or (chosen > 30_000 and millis == 30_000)
+
+
+@pytest.mark.parametrize("name", sorted(CHECK_CONFIG_RANGES))
+def test_ranges_match_check_config(name):
+    """CFG-05: the bounds are accepted, one step outside is a ConfigError naming field, value and range."""
+    low, high = CHECK_CONFIG_RANGES[name]
+    extra = {"consume_thread_min": 1} if name == "consume_thread_max" else {}
+    assert getattr(Config(**{name: low}, **extra), name) == low
+    assert getattr(Config(**{name: high}, **extra), name) == high
+    for bad in (low - 1 if low - 1 != -1 else -2, high + 1):
+        with pytest.raises(ConfigError) as error:
+            Config(**{name: bad}, **extra)
+        assert (error.value.field, error.value.value) == (name, bad)
+        assert f"[{low}, {high}]" in str(error.value)
+
+
+def test_thread_min_above_max_is_rejected():
+    """CFG-05"""
+    with pytest.raises(ConfigError, match="consume_thread_min=21"):
+        Config(consume_thread_min=21)
+
+
+ANY_VALUE = st.one_of(
+    st.integers(-(2**40), 2**40), st.booleans(), st.none(), st.text(max_size=12), st.floats(allow_nan=True),
+    st.sampled_from(["4.9.8", "5.0.0", "clustering", "orderly", "last", "1s 2m", "10x"]),
+)
+FIELDS = sorted(a.name for a in Config.__attrs_attrs__ if a.init)
+
+
+@given(st.dictionaries(st.sampled_from(FIELDS), ANY_VALUE, max_size=6))
+def test_only_config_error_escapes(kwargs):
+    """CFG-05: Config(...) either builds or raises ConfigError naming one of the given fields."""
+    event("CFG-05")
+    try:
+        Config(**kwargs)
+    except ConfigError as error:
+        assert error.field in kwargs or error.field == "consume_thread_min"
+        assert error.field in str(error) and "expected" in str(error)
+
+
+def test_unknown_profile_is_rejected():
+    """CFG-06"""
+    with pytest.raises(ConfigError, match="profile='4.9.9'.*4.9.1, 4.9.8, 5.0.0, 5.3.3"):
+        Config(profile="4.9.9")
+
+
+def parse_profile_table() -> dict[str, dict[str, bool]]:
+    text = (Path(__file__).parent.parent / "spec" / "01-configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \|(.+)\|[^|]*\|$", text, flags=re.MULTILINE)
+    header = ["4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop"]
+    return {flag: dict(zip(header, [c.strip() == "✓" for c in cells.split("|")], strict=True)) for flag, cells in rows}
+
+
+def test_profile_table_matches_spec():
+    """CFG-06: the flag table in the spec is the profiles' truth, both ways."""
+    table = parse_profile_table()
+    flags = [a.name for a in Profile.__attrs_attrs__ if a.name != "name"]
+    assert sorted(table) == sorted(flags)
+    assert set(PROFILES) == {"4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop"}
+    for flag, by_version in table.items():
+        assert {v: getattr(PROFILES[v], flag) for v in by_version} == by_version, flag

@@ -46,6 +46,28 @@ class Broker:
     groups: PMap = field(factory=pmap)
     store: Store = field(factory=Store)
     consumer_offsets: PMap = field(factory=pmap)
+    # (group, MessageQueue) -> QueueLock: the broker's RebalanceLockManager table.
+    queue_locks: PMap = field(factory=pmap)
+
+
+BROKER_LOCK_MAX_LIVE_TIME = 60_000
+
+
+@frozen
+class QueueLock:
+    """A broker-side queue lock held by one client, renewed at `last_update_timestamp` (lease 60 s)."""
+
+    client_id: str
+    last_update_timestamp: int
+
+
+def is_lock_expired(lock: QueueLock, now: int) -> bool:
+    return now - lock.last_update_timestamp > BROKER_LOCK_MAX_LIVE_TIME
+
+
+def is_lock_all_expired(broker: Broker, group: str, now: int) -> bool:
+    """RebalanceLockManager.isLockAllExpired: no queue lock of the group is still within its 60 s lease."""
+    return all(is_lock_expired(lock, now) for (g, _mq), lock in broker.queue_locks.items() if g == group)
 
 
 def create_broker(config: Config, group: str, topics: dict[str, int]) -> Broker:

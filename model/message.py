@@ -39,6 +39,14 @@ def is_dlq_topic(topic: str) -> bool:
     return topic.startswith(DLQ_GROUP_TOPIC_PREFIX)
 
 
+@frozen(order=True)
+class MessageQueue:
+    """A queue of a topic on the (one modelled) broker."""
+
+    topic: str
+    queue_id: int
+
+
 @frozen
 class Message:
     """A message: what a producer sends (offsets -1) or what the store holds and a pull returns (MessageExt).
@@ -76,6 +84,10 @@ class Message:
 
     def with_delay_time_level(self, level: int) -> Message:
         return self.put_property(PROPERTY_DELAY_TIME_LEVEL, level)
+
+    @property
+    def message_queue(self) -> MessageQueue:
+        return MessageQueue(self.topic, self.queue_id)
 
     @property
     def uniq_key(self) -> str | None:

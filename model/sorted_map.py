@@ -23,8 +23,11 @@ class _Node:
         self.value = value
         self.left = left
         self.right = right
-        self.height = 1 + max(_height(left), _height(right))
-        self.size = 1 + _size(left) + _size(right)
+        # Inlined _height/_size: node construction is the hot path of every update.
+        left_height, left_size = (left.height, left.size) if left is not None else (0, 0)
+        right_height, right_size = (right.height, right.size) if right is not None else (0, 0)
+        self.height = 1 + (left_height if left_height > right_height else right_height)
+        self.size = 1 + left_size + right_size
 
 
 def _height(node: _Node | None) -> int:
@@ -37,7 +40,8 @@ def _size(node: _Node | None) -> int:
 
 def _balance(key: int, value: object, left: _Node | None, right: _Node | None) -> _Node:
     """A node for (key, value) over subtrees whose heights differ by at most 2, rotated back into AVL shape."""
-    if _height(left) > _height(right) + 1:
+    left_height, right_height = _height(left), _height(right)
+    if left_height > right_height + 1:
         assert left is not None
         if _height(left.left) < _height(left.right):
             pivot = left.right
@@ -45,7 +49,7 @@ def _balance(key: int, value: object, left: _Node | None, right: _Node | None) -
             return _Node(pivot.key, pivot.value, _Node(left.key, left.value, left.left, pivot.left),
                          _Node(key, value, pivot.right, right))
         return _Node(left.key, left.value, left.left, _Node(key, value, left.right, right))
-    if _height(right) > _height(left) + 1:
+    if right_height > left_height + 1:
         assert right is not None
         if _height(right.right) < _height(right.left):
             pivot = right.left
@@ -150,19 +154,17 @@ class SortedMap:
         return SortedMap._of(root)
 
     def first_key(self) -> int:
-        node = self._root
-        if node is None:
-            raise KeyError("first_key of an empty map")
-        while node.left is not None:
-            node = node.left
-        return node.key
+        return self._extreme_key("left")
 
     def last_key(self) -> int:
+        return self._extreme_key("right")
+
+    def _extreme_key(self, side: str) -> int:
         node = self._root
         if node is None:
-            raise KeyError("last_key of an empty map")
-        while node.right is not None:
-            node = node.right
+            raise KeyError(f"no {side}most key in an empty map")
+        while getattr(node, side) is not None:
+            node = getattr(node, side)
         return node.key
 
     def first_item(self) -> tuple[int, object]:

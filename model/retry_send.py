@@ -117,6 +117,7 @@ def compute_orderly_retry_message(msg: Message, group: str, config: Config) -> t
     """[RS-10] The orderly client's give-up send: RECONSUME_TIME r (<= 5.1.0) or r + 1 (5.1.1+), DELAY 3 + r.
 
     ORIGIN_MESSAGE_ID of a first failure survives only with `profile.orderly_send_keeps_origin_message_id` (#4050).
+    [RS-12] Sent for r = max, it reaches the DLQ except under 5.0.0-5.1.0, where the broker wants r > max (#6163).
     Returns (message to send, header reconsumeTimes, header maxReconsumeTimes).
     """
     profile = config.profile

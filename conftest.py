@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from hypothesis import HealthCheck, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
@@ -38,14 +36,9 @@ def get_hypothesis_profile_name() -> str:
 
 settings.load_profile(get_hypothesis_profile_name())
 
+# A chapter's examples share one namespace: the test command distributes by file (--dist loadfile) so one
+# worker runs a whole chapter in order.
 pytest_collect_file = Sybil(parsers=[PythonCodeBlockParser()], patterns=["*.md"], path="spec").pytest()
-
-
-def pytest_collection_modifyitems(items):
-    """A chapter's examples share one namespace, so xdist must run each chapter's examples on one worker."""
-    for item in items:
-        if item.nodeid.startswith("spec/"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_report_header(config):

@@ -12,6 +12,7 @@ from model.cluster import GROUP, CompleteConsume, ConsumeRequest, ConsumeStatus,
 from model.errors import IllegalTransition
 from model.offset_store import get_offset
 from model.pull import wake_parked_pulls
+from model.rebalance import get_subscribed_queues
 from model.schedule import iter_level_due_times
 from model.system import get_next_time, process_next, step
 
@@ -32,11 +33,16 @@ def compute_capped_result(request: ConsumeRequest, retry_times: int) -> Listener
 
 def is_quiescent(system: System) -> bool:
     """[SY-03] Nothing in flight: no listener running, no resubmission or one-way commit pending, no delayed
-    message not yet due, every owned queue pulled to its end with nothing cached, and in CLUSTERING every owned
+    message not yet due, every queue owned (a crashed instance's queues taken over) and pulled to its end
+    with nothing cached, and in CLUSTERING every
     queue's in-memory offset persisted on the broker."""
     if system.requests or system.pending_resubmits or len(system.oneway):
         return False
     if next(iter_level_due_times(system.broker, system.config), None) is not None:
+        return False
+    owned = [mq for consumer in system.consumers.values() for mq in consumer.process_queues]
+    expected = get_subscribed_queues(system)
+    if sorted(set(owned)) != expected or (system.config.is_clustering and len(owned) != len(expected)):
         return False
     store = system.broker.store
     for consumer in system.consumers.values():

@@ -64,7 +64,7 @@ class Ledger:
         assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC
         origin = m.get_property(PROPERTY_ORIGIN_MESSAGE_ID)
         if m.uniq_key not in self.lost_origin:
-            assert origin == self.origin_ids[m.uniq_key], (origin, self.origin_ids[m.uniq_key])
+            assert origin in (self.origin_ids[m.uniq_key], m.uniq_key), (origin, self.origin_ids[m.uniq_key])
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):
         if not o.discarded:

@@ -188,7 +188,10 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
 
 
 def compute_next_flush_time(state: ScheduleState, config: Config, changed_at: int) -> int:
-    """[DT-08] The first run of the flush task (every flushDelayOffsetInterval after 10 s) that sees a change."""
+    """[DT-08] The first run of the flush task (every flushDelayOffsetInterval after 10 s) that sees a change.
+
+    A flush writes the offsets as of the end of its ms: a delivery at a flush time is in that flush.
+    """
     first = state.started_at + FIRST_FLUSH_DELAY
     return compute_grid_time(first, config.flush_delay_offset_interval, changed_at)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from hypothesis import HealthCheck, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
@@ -37,6 +39,13 @@ def get_hypothesis_profile_name() -> str:
 settings.load_profile(get_hypothesis_profile_name())
 
 pytest_collect_file = Sybil(parsers=[PythonCodeBlockParser()], patterns=["*.md"], path="spec").pytest()
+
+
+def pytest_collection_modifyitems(items):
+    """A chapter's examples share one namespace, so xdist must run each chapter's examples on one worker."""
+    for item in items:
+        if item.nodeid.startswith("spec/"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_report_header(config):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attrs import evolve, field, frozen
-from pyrsistent import PMap, pmap
+from pyrsistent import PMap, PVector, pmap, pvector
 
 from model.config import Config
 from model.delay_levels import delay_level_to_queue_id
@@ -39,18 +39,21 @@ class LevelTask:
     offset: int
     next_run: int
     high_water: int
+    # The delivering run of the head unit once computed (it cannot change while the task stays the same).
+    due: int | None = None
 
 
 @frozen
 class ScheduleState:
     """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
 
-    A level absent from `tasks` has not run since the start: offset = its persisted offset (0 when absent),
-    first run at `started_at + FIRST_DELAY_TIME`. `next_flush` is None while the file is up to date.
+    `tasks[level - 1]` is None (or missing) for a level that has not run since the start: its offset is its
+    persisted offset (0 when absent), first run at `started_at + FIRST_DELAY_TIME`. `next_flush` is None while the
+    file is up to date.
     """
 
     started_at: int = 0
-    tasks: PMap = field(factory=pmap)
+    tasks: PVector = field(factory=pvector)
     persisted_offsets: PMap = field(factory=pmap)
     next_flush: int | None = None
     last_flush: int | None = None
@@ -69,10 +72,10 @@ class Delivery:
 
 
 def get_level_task(state: ScheduleState, level: int) -> LevelTask:
-    task = state.tasks.get(level)
+    task = state.tasks[level - 1] if level <= len(state.tasks) else None
     if task is not None:
         return task
-    offset = state.persisted_offsets.get(level, 0)
+    offset = state.persisted_offsets.get(level, 0) if state.persisted_offsets else 0
     return LevelTask(offset, state.started_at + FIRST_DELAY_TIME, offset)
 
 
@@ -115,25 +118,42 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     return unit.tags_code
 
 
-def get_schedule_queue(store: Store, level: int):
+def get_schedule_queue(store: Store, level: int) -> PVector:
     return store.get_consume_queue(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 
-def iter_level_due_times(broker: Broker, config: Config):
-    state = broker.schedule
-    for level in range(1, config.max_delay_level + 1):
-        queue = get_schedule_queue(broker.store, level)
-        due = compute_level_due_time(get_level_task(state, level), queue, config.delay_levels[level - 1], config)
+def set_level_task(tasks: PVector, level: int, task: LevelTask) -> PVector:
+    if level > len(tasks):
+        tasks = tasks.extend([None] * (level - len(tasks)))
+    return tasks.set(level - 1, task)
+
+
+def compute_level_due_times(broker: Broker, config: Config) -> list[tuple[int, int]]:
+    """[DT-04] (level, due time) of every level with something to deliver, in level order."""
+    state, delays, tasks = broker.schedule, config.delay_levels, broker.schedule.tasks
+    due_times = []
+    # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
+    for level, queue in enumerate(broker.store.schedule_queues[: len(delays)], start=1):
+        task = tasks[level - 1] if level <= len(tasks) else None
+        if task is not None and task.due is not None:
+            due_times.append((level, task.due))
+            continue
+        due = compute_level_due_time(task or get_level_task(state, level), queue, delays[level - 1], config)
         if due is not None:
-            yield level, due
+            due_times.append((level, due))
+    return due_times
+
+
+def compute_next_time(state: ScheduleState, due_times: list[tuple[int, int]]) -> int | None:
+    times = [due for _level, due in due_times]
+    if state.next_flush is not None:
+        times.append(state.next_flush)
+    return min(times, default=None)
 
 
 def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
     """[DT-04] The earliest time a level task delivers or the offset flush writes changed offsets; None if none."""
-    times = [due for _level, due in iter_level_due_times(broker, config)]
-    if broker.schedule.next_flush is not None:
-        times.append(broker.schedule.next_flush)
-    return min(times, default=None)
+    return compute_next_time(broker.schedule, compute_level_due_times(broker, config))
 
 
 def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
@@ -184,18 +204,21 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
         deliveries.append(delivery)
         offset += 1
     task = LevelTask(offset, next_run, max(task.high_water, offset))
-    return store, task, deliveries
+    return store, evolve(task, due=compute_level_due_time(task, queue, delay, config)), deliveries
 
 
 def compute_next_flush_time(state: ScheduleState, config: Config, changed_at: int) -> int:
-    """[DT-08] The first run of the flush task (every flushDelayOffsetInterval after 10 s) that sees a change."""
+    """[DT-08] The first run of the flush task (every flushDelayOffsetInterval after 10 s) that sees a change.
+
+    A flush writes the offsets as of the end of its ms: a delivery at a flush time is in that flush.
+    """
     first = state.started_at + FIRST_FLUSH_DELAY
     return compute_grid_time(first, config.flush_delay_offset_interval, changed_at)
 
 
 def process_flush(state: ScheduleState, now: int) -> ScheduleState:
     """[DT-08] persist(): write every level's in-memory offset to delayOffset.json."""
-    offsets = {level: task.offset for level, task in state.tasks.items()}
+    offsets = {level: task.offset for level, task in enumerate(state.tasks, start=1) if task is not None}
     persisted = state.persisted_offsets.update(offsets)
     return evolve(state, persisted_offsets=persisted, next_flush=None, last_flush=now)
 
@@ -205,21 +228,26 @@ def on_schedule_timer(broker: Broker, config: Config, now: int) -> tuple[Broker,
 
     Raises IllegalTransition if something was due before `now`: the schedule must be processed in time order.
     """
+    return process_timer(broker, config, now, compute_level_due_times(broker, config))
+
+
+def process_timer(broker: Broker, config: Config, now: int, due_times: list[tuple[int, int]]):
+    """[DT-04] on_schedule_timer with the due times already computed for the broker's current state."""
     state, store = broker.schedule, broker.store
-    due_levels = []
-    for level, due in iter_level_due_times(broker, config):
-        if due < now:
-            raise IllegalTransition(f"level {level} due at {due}", f"schedule timer at {now}", "a run was skipped")
-        if due == now:
-            due_levels.append(level)
-    if state.next_flush is not None and state.next_flush < now:
-        raise IllegalTransition(f"flush due at {state.next_flush}", f"schedule timer at {now}", "a flush was skipped")
+    skipped = [level for level, due in due_times if due < now]
+    if skipped or (state.next_flush is not None and state.next_flush < now):
+        raise IllegalTransition(f"levels {skipped} due, flush at {state.next_flush}", f"schedule timer at {now}",
+                                "the schedule must be processed in time order")
     deliveries: list[Delivery] = []
     tasks = state.tasks
-    for level in due_levels:
-        store, task, delivered = process_level_run(store, config, level, get_level_task(state, level), now)
-        tasks = tasks.set(level, task)
-        deliveries.extend(delivered)
+    for level, due in due_times:
+        task = get_level_task(state, level)
+        if due == now:
+            store, task, delivered = process_level_run(store, config, level, task, now)
+            tasks = set_level_task(tasks, level, task)
+            deliveries.extend(delivered)
+        elif task.due is None:
+            tasks = set_level_task(tasks, level, evolve(task, due=due))
     state = evolve(state, tasks=tasks)
     if deliveries and state.next_flush is None:
         state = evolve(state, next_flush=compute_next_flush_time(state, config, now))
@@ -231,12 +259,13 @@ def on_schedule_timer(broker: Broker, config: Config, now: int) -> tuple[Broker,
 def process_schedule_until(broker: Broker, config: Config, until: int) -> tuple[Broker, tuple[Delivery, ...]]:
     """[DT-04] Run every scheduled task up to and including `until`, each at its own time, in time order."""
     deliveries: list[Delivery] = []
-    when = get_next_schedule_time(broker, config)
-    while when is not None and when <= until:
-        broker, delivered = on_schedule_timer(broker, config, when)
+    while True:
+        due_times = compute_level_due_times(broker, config)
+        when = compute_next_time(broker.schedule, due_times)
+        if when is None or when > until:
+            return broker, tuple(deliveries)
+        broker, delivered = process_timer(broker, config, when, due_times)
         deliveries.extend(delivered)
-        when = get_next_schedule_time(broker, config)
-    return broker, tuple(deliveries)
 
 
 def compute_corrected_delay_offset(offset: int, min_offset: int, max_offset: int) -> int:
@@ -253,7 +282,7 @@ def on_broker_restart(broker: Broker, config: Config, now: int, *, graceful: boo
     state = broker.schedule
     if graceful:
         state = process_flush(state, now)
-    high_water = {level: task.high_water for level, task in state.tasks.items()}
+    high_water = {level: task.high_water for level, task in enumerate(state.tasks, start=1) if task is not None}
     tasks, persisted = {}, {}
     for level, offset in state.persisted_offsets.items():
         queue_length = len(get_schedule_queue(broker.store, level))
@@ -262,7 +291,10 @@ def on_broker_restart(broker: Broker, config: Config, now: int, *, graceful: boo
         tasks[level] = LevelTask(corrected, now + FIRST_DELAY_TIME, max(corrected, high_water.get(level, 0)))
     for level, mark in high_water.items():
         tasks.setdefault(level, LevelTask(0, now + FIRST_DELAY_TIME, mark))
-    restarted = ScheduleState(started_at=now, tasks=pmap(tasks), persisted_offsets=state.persisted_offsets)
+    vector = pvector()
+    for level, task in tasks.items():
+        vector = set_level_task(vector, level, task)
+    restarted = ScheduleState(started_at=now, tasks=vector, persisted_offsets=state.persisted_offsets)
     if persisted != dict(state.persisted_offsets):
         restarted = evolve(restarted, next_flush=compute_next_flush_time(restarted, config, now))
     return evolve(broker, schedule=restarted)

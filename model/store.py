@@ -46,6 +46,8 @@ class Store:
     commit_log: PMap = field(factory=pmap)
     next_physical_offset: int = 0
     consume_queues: PMap = field(factory=pmap)
+    # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
+    schedule_queues: PVector = field(factory=pvector)
 
     def get_consume_queue(self, topic: str, queue_id: int) -> PVector:
         return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
@@ -113,9 +115,15 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
                     msg_id=compute_message_id(physical), store_timestamp=now + clock_lead)
     size = compute_stored_size(stored)
     unit = ConsumeQueueUnit(physical, size, compute_tags_code(stored, delays), now)
+    queue = queue.append(unit)
+    schedule_queues = store.schedule_queues
+    if message.topic == SCHEDULE_TOPIC:
+        missing = message.queue_id + 1 - len(schedule_queues)
+        schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(message.queue_id, queue)
     store = Store(
         commit_log=store.commit_log.set(physical, stored),
         next_physical_offset=physical + size,
-        consume_queues=store.consume_queues.set(key, queue.append(unit)),
+        consume_queues=store.consume_queues.set(key, queue),
+        schedule_queues=schedule_queues,
     )
     return store, stored

@@ -1,0 +1,72 @@
+"""Throughput of the delay-level timer: schedule and dispatch N delayed messages (random levels, clock advances).
+
+An event is one put into SCHEDULE_TOPIC_XXXX or one delivery to the real topic. Prints events/s for 1k, 10k and
+100k messages and the ratio of the 100k rate to the 1k rate (per-event cost must not grow with history).
+
+    python benchmarks/bench_delay_timer.py [--profile] [--no-gc]
+
+--no-gc switches CPython's cyclic garbage collector off: its full collections walk every live object, and a
+persistent store of 100k messages is millions of them, so with it on the rate falls with the heap size.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from attrs import evolve  # noqa: E402
+
+from model.broker import Broker  # noqa: E402
+from model.config import Config  # noqa: E402
+from model.message import create_message  # noqa: E402
+from model.schedule import process_schedule_until  # noqa: E402
+from model.store import put_message  # noqa: E402
+
+SIZES = tuple(int(arg) for arg in sys.argv[1:] if arg.isdigit()) or (1_000, 10_000, 100_000)
+
+
+def run(count: int, seed: int = 7) -> tuple[int, float]:
+    """Schedule `count` messages, advancing the clock 0-40 ms between puts, then drain; return events and seconds."""
+    rng = random.Random(seed)  # the benchmark's own randomness; the model takes no random input here
+    config = Config()
+    plan = [(rng.randint(1, 20), rng.randint(0, 40)) for _ in range(count)]
+    broker, now, delivered = Broker(), 0, 0
+    started = time.perf_counter()
+    for index, (level, step) in enumerate(plan):
+        now += step
+        broker, batch = process_schedule_until(broker, config, now)
+        delivered += len(batch)
+        message = create_message("Orders", f"k{index}", queue_id=index % 4, delay_level=level)
+        store, _ = put_message(broker.store, message, now, config.delay_levels)
+        broker = evolve(broker, store=store)
+    broker, batch = process_schedule_until(broker, config, now + 8_000_000)
+    delivered += len(batch)
+    elapsed = time.perf_counter() - started
+    assert delivered == count, (delivered, count)
+    return count + delivered, elapsed
+
+
+def main() -> None:
+    if "--no-gc" in sys.argv:
+        gc.disable()
+    if "--profile" in sys.argv:
+        cProfile.run("run(10_000)", "/tmp/bench_delay_timer.prof")
+        pstats.Stats("/tmp/bench_delay_timer.prof").sort_stats("tottime").print_stats(25)
+        return
+    rates = {}
+    for count in SIZES:
+        events, elapsed = run(count)
+        rates[count] = events / elapsed
+        print(f"{count:>7} messages: {events:>7} events in {elapsed:6.2f} s = {rates[count]:>9,.0f} events/s")
+    print(f"rate 100k / rate 1k = {rates[SIZES[-1]] / rates[SIZES[0]]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

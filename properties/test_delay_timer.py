@@ -1,0 +1,369 @@
+"""Properties of spec/04-delay-timer.md: the DelayTimer machine and example-based checks of the timer's rules.
+
+Expected times come from the reference (§5.1-§5.4): level delays in seconds, FIRST_DELAY_TIME 1000 ms, re-checks
+every 100 ms (4.9.3+) or after `countdown` (<= 4.9.2), offset flush every 10 s after 10 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve, frozen
+from hypothesis import event, given
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from model.broker import Broker
+from model.config import Config
+from model.message import create_message
+from model.schedule import (
+    compute_corrected_delay_offset,
+    get_level_offset,
+    get_next_schedule_time,
+    on_broker_restart,
+    on_schedule_timer,
+    process_schedule_until,
+)
+from model.store import put_message
+from properties.test_store import REFERENCE_DELAY_SECONDS
+
+MAX_LEVEL = 18
+FIRST_RUN = 1000
+FLUSH_EVERY = 10_000
+TOPIC = "Orders"
+
+
+def get_delay(level: int) -> int:
+    return REFERENCE_DELAY_SECONDS[level - 1] * 1000
+
+
+def get_lateness(config: Config) -> int:
+    """How long after its due time a run may deliver: the 100 ms re-check grid, or exactly on time (<= 4.9.2)."""
+    return 99 if config.profile.name != "4.9.1" else 0
+
+
+def send(broker: Broker, config: Config, key: str, level: int, now: int, **put) -> Broker:
+    message = create_message(TOPIC, key, body=key.encode(), queue_id=1, delay_level=level)
+    store, _ = put_message(broker.store, message, now, config.delay_levels, **put)
+    return evolve(broker, store=store)
+
+
+def get_delivery_times(deliveries) -> list[tuple[str, int]]:
+    return [(d.delivered.uniq_key, d.time) for d in deliveries]
+
+
+PROFILES = pytest.mark.parametrize("profile", ["4.9.1", "4.9.8", "5.3.3"])
+
+
+@PROFILES
+def test_first_run_is_one_second_after_start(profile):
+    """DT-01: a level-1 message stored at 0 (due at 1000) and one stored after a restart at 50 000."""
+    config = Config(profile=profile)
+    broker, delivered = process_schedule_until(send(Broker(), config, "a", 1, 0), config, 10**6)
+    assert get_delivery_times(delivered) == [("a", FIRST_RUN)]
+    broker = on_broker_restart(broker, config, 50_000, graceful=True)
+    broker, delivered = process_schedule_until(send(broker, config, "b", 1, 49_500), config, 10**6)
+    assert get_delivery_times(delivered) == [("b", 50_000 + FIRST_RUN)]
+
+
+@PROFILES
+def test_level_three_is_visible_after_ten_seconds(profile):
+    """DT-02: ScheduleMessageServiceTest.deliverDelayedMessageTimerTaskTest, with the default levels."""
+    config = Config(profile=profile)
+    broker = send(Broker(), config, "k", 3, 0)
+    broker, delivered = process_schedule_until(broker, config, 9_999)
+    assert delivered == () and broker.store.get_max_offset_in_queue(TOPIC, 1) == 0
+    broker, delivered = process_schedule_until(broker, config, 10_000)
+    assert get_delivery_times(delivered) == [("k", 10_000)]
+    assert broker.store.get_message(TOPIC, 1, 0).body == b"k"
+
+
+@given(st.integers(0, 200_000), st.integers(1, MAX_LEVEL), st.sampled_from(["4.9.1", "4.9.8"]))
+def test_cadence_per_profile(stored_at, level, profile):
+    """DT-02: delivered on the first 100 ms re-check at or after the deliver time (4.9.8), exactly at it (4.9.1)."""
+    config = Config(profile=profile)
+    event(f"DT-02 {profile}")
+    broker, delivered = process_schedule_until(send(Broker(), config, "k", level, stored_at), config, 10**8)
+    due = stored_at + get_delay(level)
+    if profile == "4.9.1":
+        expected = max(due, FIRST_RUN)
+    else:  # the level's runs are at 1000 + 100 k while it waits
+        expected = max(FIRST_RUN, FIRST_RUN + -(-(due - FIRST_RUN) // 100) * 100)
+    assert get_delivery_times(delivered) == [("k", expected)]
+
+
+@pytest.mark.parametrize("profile, expected", [("4.9.1", [5_000, 5_050]), ("4.9.8", [5_000, 5_100])])
+def test_head_not_due_after_a_delivery(profile, expected):
+    """DT-02: the run that delivers at 5000 finds the next unit (due 5050) not due and re-schedules the level."""
+    config = Config(profile=profile)
+    broker = send(send(Broker(), config, "a", 2, 0), config, "b", 2, 50)
+    _broker, delivered = process_schedule_until(broker, config, 10**6)
+    assert [time for _key, time in get_delivery_times(delivered)] == expected
+
+
+def test_idle_level_costs_nothing():
+    """DT-04: a broker with nothing scheduled has no event; a week of virtual time is one call and no events."""
+    config = Config()
+    assert get_next_schedule_time(Broker(), config) is None
+    broker, delivered = process_schedule_until(Broker(), config, 7 * 86_400_000)
+    assert delivered == () and broker == Broker()
+
+
+def test_batch_is_delivered_in_one_run():
+    """DT-04: three due units of a level (held back by a restart) go out in one run, in queue order."""
+    config = Config()
+    broker = Broker()
+    for index, at in enumerate([0, 10, 20]):
+        broker = send(broker, config, f"m{index}", 2, at)
+    broker = on_broker_restart(broker, config, 30_000, graceful=True)
+    broker, delivered = on_schedule_timer(broker, config, 31_000)
+    assert get_delivery_times(delivered) == [("m0", 31_000), ("m1", 31_000), ("m2", 31_000)]
+    assert get_level_offset(broker.schedule, 2) == 3
+
+
+@pytest.mark.parametrize("lead, expected", [(60_000, FIRST_RUN), (500, 10_500), (0, 10_000)])
+def test_clock_set_back_delivers_at_once(lead, expected):
+    """DT-07: deliver time 10 s + lead after a put at 0; more than 10 s away at a run means deliver now."""
+    config = Config(profile="4.9.1")
+    broker, delivered = process_schedule_until(send(Broker(), config, "k", 3, 0, clock_lead=lead), config, 10**6)
+    assert get_delivery_times(delivered) == [("k", expected)]
+    assert ("DT-07" in delivered[0].rules) == (expected < 10_000 + lead)
+
+
+def test_offsets_flush_on_the_ten_second_grid():
+    """DT-08: delivered at 25 000 and 26 000, persisted by the flush at 30 000 (10 s, then every 10 s)."""
+    config = Config()
+    broker = send(send(Broker(), config, "a", 2, 20_000), config, "b", 2, 21_000)
+    broker, _ = process_schedule_until(broker, config, 29_999)
+    assert dict(broker.schedule.persisted_offsets) == {} and get_level_offset(broker.schedule, 2) == 2
+    broker, _ = process_schedule_until(broker, config, 30_000)
+    assert dict(broker.schedule.persisted_offsets) == {2: 2} and broker.schedule.last_flush == 30_000
+
+
+def test_crash_between_flushes_delivers_twice():
+    """DT-09: persisted at 10 000 (offset 1); "b" delivered at 12 000; a crash at 15 000 re-delivers "b" only."""
+    config = Config()
+    broker = send(send(Broker(), config, "a", 1, 0), config, "b", 1, 11_000)
+    broker, first = process_schedule_until(broker, config, 15_000)
+    assert get_delivery_times(first) == [("a", 1_000), ("b", 12_000)]
+    broker = on_broker_restart(broker, config, 15_000)
+    assert get_level_offset(broker.schedule, 1) == 1
+    broker, second = process_schedule_until(broker, config, 10**6)
+    assert get_delivery_times(second) == [("b", 16_000)] and "DT-09" in second[0].rules
+
+
+def test_graceful_restart_delivers_once():
+    """DT-09 / DT-08: shutdown() persists, so nothing is delivered again."""
+    config = Config()
+    broker, first = process_schedule_until(send(Broker(), config, "a", 1, 0), config, 5_000)
+    broker = on_broker_restart(broker, config, 5_000, graceful=True)
+    broker, second = process_schedule_until(broker, config, 10**6)
+    assert len(first) == 1 and second == ()
+
+
+@given(st.integers(-100, 100), st.integers(0, 50), st.integers(0, 50))
+def test_correct_delay_offset_clamps(offset, low, span):
+    """DT-09: correctDelayOffset moves an offset below cqMin to cqMin and above cqMax to cqMax."""
+    event("DT-09")
+    high = low + span
+    corrected = compute_corrected_delay_offset(offset, low, high)
+    assert low <= corrected <= high
+    assert corrected == offset or (offset < low and corrected == low) or (offset > high and corrected == high)
+
+
+@frozen
+class Scheduled:
+    """What the machine sent: its oracle record, built without the model."""
+
+    key: str
+    level: int  # clamped (ST-04)
+    queue_offset: int
+    stored_at: int
+    deliver_at: int  # store time (+ clock lead) + the reference delay
+    body: bytes
+    properties: dict
+    reconsume_times: int
+
+
+@frozen
+class Observed:
+    """One delivery with the oracle's context just before it."""
+
+    record: Scheduled
+    time: int
+    expected_offset: int
+    previous_delivery: int
+    started_at: int
+    delivery: object
+
+
+class DelayTimer(RuleBasedStateMachine):
+    """[DT-03] The delay-level timer of one broker against an oracle that knows only the reference's rules."""
+
+    profile = "4.9.8"
+
+    def __init__(self):
+        super().__init__()
+        self.config = Config(profile=self.profile)
+        self.broker = Broker()
+        self.now = 0
+        self.started_at = 0
+        self.queues: dict[int, list[Scheduled]] = {}  # level -> records in queue order
+        self.offsets: dict[int, int] = {}  # oracle in-memory offsets
+        self.persisted: dict[int, int] = {}  # oracle delayOffset.json
+        self.last_delivery: dict[int, int] = {}
+        self.observed: list[Observed] = []
+        self.seen_offsets: dict[int, int] = {}
+
+    def put(self, level: int, reconsume_times: int, body: bytes, lead: int) -> None:
+        key = f"m{sum(len(q) for q in self.queues.values())}"
+        message = create_message(f"%RETRY%{TOPIC}", key, body=body, queue_id=0, delay_level=level)
+        message = evolve(message.put_property("ORIGIN_MESSAGE_ID", f"origin-{key}"), reconsume_times=reconsume_times)
+        store, _ = put_message(self.broker.store, message, self.now, self.config.delay_levels, clock_lead=lead)
+        self.broker = evolve(self.broker, store=store)
+        clamped = min(level, MAX_LEVEL)
+        queue = self.queues.setdefault(clamped, [])
+        properties = dict(message.properties) | {"DELAY": str(clamped), "REAL_TOPIC": message.topic, "REAL_QID": "0"}
+        queue.append(Scheduled(key, clamped, len(queue), self.now, self.now + lead + get_delay(clamped), body,
+                               properties, reconsume_times))
+        event("ST-04" if level > MAX_LEVEL else "ST-01")
+
+    @rule(level=st.integers(1, 25), reconsume_times=st.integers(0, 16), body=st.binary(max_size=6))
+    def schedule_message(self, level, reconsume_times, body):
+        self.put(level, reconsume_times, body, 0)
+
+    @rule(level=st.integers(1, 6), lead=st.integers(1, 600_000))
+    def schedule_message_before_clock_set_back(self, level, lead):
+        self.put(level, 0, b"", lead)
+
+    def advance_to(self, until: int) -> None:
+        self.broker, deliveries = process_schedule_until(self.broker, self.config, until)
+        self.observed, since = [], self.now
+        for delivery in deliveries:
+            level = delivery.level
+            record = self.queues[level][delivery.schedule_offset]
+            self.observed.append(Observed(record, delivery.time, self.offsets.get(level, 0),
+                                          self.last_delivery.get(level, -1), self.started_at, delivery))
+            self.record_flushes(delivery.time - 1, since)
+            since = delivery.time
+            self.offsets[level] = delivery.schedule_offset + 1
+            self.last_delivery[level] = delivery.time
+            for rule_id in delivery.rules:
+                event(rule_id)
+        self.record_flushes(until, since)
+        self.now = until
+
+    def record_flushes(self, through: int, since: int) -> None:
+        """The oracle's delayOffset.json: a flush at start + 10 s + k * 10 s in [since, through] (no delivery in
+        between) writes the current offsets; a flush writes the offsets at the end of its ms."""
+        first = self.started_at + FLUSH_EVERY
+        if through >= first and first + (through - first) // FLUSH_EVERY * FLUSH_EVERY >= since:
+            self.persisted.update(self.offsets)
+
+    @rule(step=st.one_of(st.integers(1, 300), st.integers(1_000, 8_000_000)))
+    def advance_clock(self, step):
+        self.advance_to(self.now + step)
+
+    @rule()
+    def flush_offsets(self):
+        first = self.started_at + FLUSH_EVERY
+        grid = first if self.now < first else first + ((self.now - first) // FLUSH_EVERY + 1) * FLUSH_EVERY
+        self.advance_to(grid)
+        event("DT-08")
+
+    @rule(graceful=st.booleans())
+    def restart_broker(self, graceful):
+        if graceful:
+            self.persisted.update(self.offsets)
+        self.broker = on_broker_restart(self.broker, self.config, self.now, graceful=graceful)
+        self.started_at = self.now
+        self.offsets = dict(self.persisted)
+        self.seen_offsets = {}
+        event("DT-09")
+
+    @invariant()
+    def nothing_is_lost(self):
+        """DT-04: the first message not yet delivered (again) in each level is not overdue."""
+        for level, queue in self.queues.items():
+            offset = self.offsets.get(level, 0)
+            if offset < len(queue):
+                bound = max(queue[offset].deliver_at, self.last_delivery.get(level, -1), self.started_at + FIRST_RUN)
+                assert self.now <= bound + get_lateness(self.config), f"level {level} offset {offset} is overdue"
+
+    @invariant()
+    def level_offsets_never_decrease(self):
+        """DT-04 / DT-09: the model's level offsets only grow, except at a restart, where they are the oracle's."""
+        for level in self.queues:
+            offset = get_level_offset(self.broker.schedule, level)
+            assert offset >= self.seen_offsets.get(level, 0)
+            assert offset == self.offsets.get(level, 0)
+            self.seen_offsets[level] = offset
+
+    @invariant()
+    def persisted_offsets_match(self):
+        """DT-08: delayOffset.json holds the offsets of the last flush."""
+        persisted = self.broker.schedule.persisted_offsets
+        assert {level: persisted.get(level, 0) for level in self.queues} == {
+            level: self.persisted.get(level, 0) for level in self.queues}
+
+    @invariant()
+    def fifo_within_a_level(self):
+        """DT-03: each delivery is the next offset of its level (re-deliveries only after a crash, DT-09)."""
+        for seen in self.observed:
+            assert seen.delivery.schedule_offset == seen.expected_offset
+
+    @invariant()
+    def never_delivered_before_due(self):
+        """DT-02 / DT-07: not before the deliver time, unless that was further away than the level's delay."""
+        for seen in self.observed:
+            record = seen.record
+            assert seen.time >= record.stored_at
+            if seen.time < record.deliver_at:
+                assert record.deliver_at > seen.time + get_delay(record.level)
+
+    @invariant()
+    def delivered_within_cadence(self):
+        """DT-02: at most the profile's lateness after it was due, its predecessor went, and the level first ran."""
+        for seen in self.observed:
+            bound = max(seen.record.deliver_at, seen.previous_delivery, seen.started_at + FIRST_RUN)
+            assert seen.time <= bound + get_lateness(self.config)
+
+    @invariant()
+    def properties_are_preserved(self):
+        """DT-05 / ST-01: real topic and queue, body, properties, ORIGIN_MESSAGE_ID and reconsume times kept."""
+        for seen in self.observed:
+            delivered, record = seen.delivery.delivered, seen.record
+            assert (delivered.topic, delivered.queue_id) == (f"%RETRY%{TOPIC}", 0)
+            assert delivered.body == record.body and delivered.reconsume_times == record.reconsume_times
+            assert dict(delivered.properties) == record.properties
+            assert delivered.origin_message_id == f"origin-{record.key}"
+            assert delivered.store_timestamp == seen.time
+
+    @invariant()
+    def stale_delay_is_present(self):
+        """DT-06: DELAY shows the clamped level, and the delivered copy was not parked again."""
+        for seen in self.observed:
+            assert seen.delivery.delivered.get_property("DELAY") == str(seen.record.level)
+        for level, queue in self.queues.items():
+            assert self.broker.store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", level - 1) == len(queue)
+
+    @precondition(lambda self: self.queues)
+    @rule()
+    def drain(self):
+        """Advance past every deliver time: afterwards every message has been delivered (nothing lost)."""
+        latest = max(r.deliver_at for queue in self.queues.values() for r in queue)
+        self.advance_to(max(self.now, latest, self.started_at + FIRST_RUN) + 100)
+        for level, queue in self.queues.items():
+            assert self.offsets.get(level, 0) == len(queue)
+
+
+class DelayTimer491(DelayTimer):
+    profile = "4.9.1"
+
+
+class DelayTimer533(DelayTimer):
+    profile = "5.3.3"
+
+
+TestDelayTimer = DelayTimer.TestCase
+TestDelayTimer491 = DelayTimer491.TestCase
+TestDelayTimer533 = DelayTimer533.TestCase

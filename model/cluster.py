@@ -1,0 +1,307 @@
+"""The state of the whole modelled cluster — one broker, one consumer group of push-consumer instances — and the
+events and observations of its step function (spec/11-guarantees.md).
+
+`System` is a value. `model.system.step(system, event)` returns the next value and the observations a user of a
+real cluster could see: listener invocations, send-back outcomes, DLQ arrivals, committed and persisted offsets.
+Timed behaviour (pull loops, 5 s resubmissions, offset persistence, cleanExpiredMsg, the broker's delay timer)
+sits in `System.timers`, a persistent heap keyed by (virtual ms, sequence).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from attrs import field, frozen
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from model.broker import Broker
+from model.config import Config
+from model.message import Message, MessageQueue
+
+GROUP = "please_rename_unique_group_name"
+TOPIC = "TopicTest"
+
+
+class ConsumeStatus(enum.Enum):
+    """What a concurrently listener returns; `None` from the listener and an exception both mean RECONSUME_LATER."""
+
+    CONSUME_SUCCESS = "CONSUME_SUCCESS"
+    RECONSUME_LATER = "RECONSUME_LATER"
+    EXCEPTION = "EXCEPTION"
+    NULL = "NULL"
+
+
+ACK_INDEX_DEFAULT = 2**31 - 1
+
+
+@frozen
+class ListenerResult:
+    """One listener invocation's outcome and the context fields the application set (CCC defaults: 0, MAX)."""
+
+    status: ConsumeStatus = ConsumeStatus.CONSUME_SUCCESS
+    ack_index: int = ACK_INDEX_DEFAULT
+    delay_level_when_next_consume: int = 0
+
+
+# ---------------------------------------------------------------- external events (inputs of `step`)
+
+
+@frozen
+class Produce:
+    """A producer sends one message to `TOPIC` queue `queue_id` (optionally with tags and a delay level)."""
+
+    uniq_key: str
+    queue_id: int = 0
+    tags: str | None = None
+    delay_level: int = 0
+
+
+@frozen
+class CompleteConsume:
+    """A running listener invocation returns; the two flags inject a failing send-back RPC / fallback send."""
+
+    request_id: int
+    result: ListenerResult = ListenerResult()
+    send_back_rpc_fails: bool = False
+    fallback_fails: bool = False
+
+
+@frozen
+class Advance:
+    """The virtual clock moves to `until`, firing every timer due on the way, in time order."""
+
+    until: int
+
+
+@frozen
+class DeliverOneway:
+    """A held one-way offset commit (index into `System.oneway`) reaches the broker now; `lose` drops it."""
+
+    index: int
+    lose: bool = False
+
+
+@frozen
+class SetMembers:
+    """The group's live instances become `client_ids` (join, graceful leave); every live instance re-balances."""
+
+    client_ids: tuple[str, ...]
+
+
+@frozen
+class Crash:
+    """An instance dies hard: no persist, no shutdown hooks; its queues are re-balanced by the survivors."""
+
+    client_id: str
+
+
+@frozen
+class ExpireQueueHead:
+    """The broker deletes old commit-log files: offsets below `min_offset` of a queue are gone (OFFSET_ILLEGAL)."""
+
+    queue: MessageQueue
+    min_offset: int
+
+
+# ---------------------------------------------------------------- timer items (inside `System.timers`)
+
+
+@frozen
+class PullDue:
+    client_id: str
+    incarnation: int
+    queue: MessageQueue
+    token: int
+
+
+@frozen
+class Resubmit:
+    """submitConsumeRequestLater: the messages come back to the consume service 5000 ms later."""
+
+    client_id: str
+    incarnation: int
+    queue: MessageQueue
+    generation: int
+    messages: tuple[Message, ...]
+
+
+@frozen
+class PersistDue:
+    client_id: str
+    incarnation: int
+
+
+@frozen
+class ServiceTimer:
+    """A timer of a consume service (cleanExpiredMsg for concurrently; lockAll / suspend for orderly)."""
+
+    client_id: str
+    incarnation: int
+    kind: str
+    payload: Any = None
+
+
+@frozen
+class OffsetIllegalFix:
+    client_id: str
+    incarnation: int
+    queue: MessageQueue
+    generation: int
+    offset: int
+
+
+# ---------------------------------------------------------------- state
+
+
+@frozen
+class ConsumeRequest:
+    """A listener invocation in flight: which messages (as in the ProcessQueue), of which PQ generation."""
+
+    request_id: int
+    client_id: str
+    incarnation: int
+    queue: MessageQueue
+    generation: int
+    messages: tuple[Message, ...]
+    started_at: int
+
+
+@frozen
+class ConsumerInstance:
+    """One push-consumer instance (MQClientInstance + DefaultMQPushConsumerImpl of the group).
+
+    `generations[mq]` identifies the ProcessQueue object: a request or timer of an older generation belongs to a
+    dropped ProcessQueue. `service_state` is free for the consume service (the orderly service keeps its
+    per-queue consume locks and suspensions there).
+    """
+
+    client_id: str
+    incarnation: int
+    offset_store: Any
+    process_queues: PMap = field(factory=pmap)
+    generations: PMap = field(factory=pmap)
+    next_offsets: PMap = field(factory=pmap)
+    pull_tokens: PMap = field(factory=pmap)
+    service_state: PMap = field(factory=pmap)
+
+
+@frozen
+class OnewayCommit:
+    """An UPDATE_CONSUMER_OFFSET one-way request in the network (held only when `System.hold_oneway`)."""
+
+    client_id: str
+    queue: MessageQueue
+    offset: int
+    sent_at: int
+
+
+@frozen
+class System:
+    config: Config
+    broker: Broker
+    now: int = 0
+    consumers: PMap = field(factory=pmap)
+    members: tuple[str, ...] = ()
+    timers: Any = None
+    timer_seq: int = 0
+    requests: PMap = field(factory=pmap)
+    next_request_id: int = 1
+    parked: PMap = field(factory=pmap)
+    oneway: PVector = field(factory=pvector)
+    hold_oneway: bool = False
+    min_offsets: PMap = field(factory=pmap)
+    pending_resubmits: int = 0
+    topic_queue_nums: int = 2
+    subscription: frozenset | None = None
+    incarnations: int = 0
+
+
+# ---------------------------------------------------------------- observations (outputs of `step`)
+
+
+@frozen
+class ListenerInvoked:
+    """The listener is called with these messages, as it sees them (topic reset, CONSUME_START_TIME set)."""
+
+    client_id: str
+    request_id: int
+    queue: MessageQueue
+    messages: tuple[Message, ...]
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class ConsumeProcessed:
+    request_id: int
+    status: ConsumeStatus
+    ack_index: int
+    succeeded: tuple[Message, ...]
+    failed: tuple[Message, ...]
+    discarded: bool
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class SendBackOutcome:
+    """One failed message's way back: `path` is "rpc", "fallback" or "failed" (local 5 s retry)."""
+
+    message: Message
+    path: str
+    stored: Message | None
+    delay_level: int
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class DlqArrival:
+    message: Message
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class OffsetUpdated:
+    """The client's in-memory offset of a queue (RemoteBrokerOffsetStore / LocalFileOffsetStore)."""
+
+    client_id: str
+    queue: MessageQueue
+    offset: int
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class OffsetCommitted:
+    """The broker's persisted offset of a queue changed; `source` is "persist", "pull" or "illegal"."""
+
+    queue: MessageQueue
+    offset: int
+    previous: int
+    source: str
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class PullObserved:
+    client_id: str
+    queue: MessageQueue
+    status: str
+    offset: int
+    next_offset: int
+    found: int
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class Note:
+    """Any other rule a step exercised (flow control back-off, a discarded result, a dropped queue, ...)."""
+
+    what: str
+    time: int
+    rules: tuple[str, ...] = ()

@@ -1,0 +1,149 @@
+"""Pieces every consume service shares: timers, the listener invocation, send-back with its fallback, and the
+offset update after removeMessage (spec/08-concurrently.md)."""
+
+from __future__ import annotations
+
+from attrs import evolve
+
+from model.cluster import (
+    GROUP,
+    ConsumeRequest,
+    ConsumerInstance,
+    DlqArrival,
+    ListenerInvoked,
+    OffsetUpdated,
+    SendBackOutcome,
+    System,
+)
+from model.config import get_max_reconsume_times
+from model.message import (
+    PROPERTY_CONSUME_START_TIMESTAMP,
+    PROPERTY_RETRY_TOPIC,
+    Message,
+    MessageQueue,
+    get_retry_topic,
+    is_dlq_topic,
+)
+from model.offset_store import update_offset
+from model.timers import heap_push
+
+
+def schedule(system: System, at: int, item: object) -> System:
+    """Put a timed item on the system's timer heap; equal times fire in scheduling order."""
+    seq = system.timer_seq + 1
+    return evolve(system, timers=heap_push(system.timers, (at, seq), item), timer_seq=seq)
+
+
+def get_live_consumer(system: System, client_id: str, incarnation: int) -> ConsumerInstance | None:
+    """The instance, if it is still the same incarnation (a crashed or restarted instance's timers are stale)."""
+    consumer = system.consumers.get(client_id)
+    return consumer if consumer is not None and consumer.incarnation == incarnation else None
+
+
+def put_consumer(system: System, consumer: ConsumerInstance) -> System:
+    return evolve(system, consumers=system.consumers.set(consumer.client_id, consumer))
+
+
+def get_current_pq(consumer: ConsumerInstance, mq: MessageQueue, generation: int):
+    """The ProcessQueue of that generation, or None when it was dropped (rebalance, crash, OFFSET_ILLEGAL)."""
+    if consumer.generations.get(mq) != generation:
+        return None
+    pq = consumer.process_queues.get(mq)
+    return None if pq is None or pq.dropped else pq
+
+
+def reset_retry_and_namespace(msg: Message, group: str = GROUP) -> Message:
+    """[CC-05] A message pulled from %RETRY%<group> that carries RETRY_TOPIC is shown under its original topic."""
+    retry_topic = msg.get_property(PROPERTY_RETRY_TOPIC)
+    if retry_topic is not None and msg.topic == get_retry_topic(group):
+        return evolve(msg, topic=retry_topic)
+    return msg
+
+
+def replace_cached(pq, msgs):
+    """Java mutates the cached objects in place (topic reset, CONSUME_START_TIME, local reconsumeTimes + 1);
+    here the cached values are replaced by the changed ones, only where the offset is still cached."""
+    tree = pq.msg_tree_map
+    for msg in msgs:
+        if msg.queue_offset in tree:
+            tree = tree.set(msg.queue_offset, msg)
+    return evolve(pq, msg_tree_map=tree)
+
+
+def start_listener(system: System, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],
+                   rules: tuple[str, ...]) -> tuple[System, ListenerInvoked]:
+    """[CC-05] ConsumeRequest.run: reset the retry topic, stamp CONSUME_START_TIME = now, call the listener.
+
+    Consume threads are not a bottleneck in the model: a request starts the moment it is submitted.
+    """
+    now = system.now
+    stamp = str(now)
+    seen = tuple(
+        evolve(m, topic=t.topic, properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
+        for m in msgs for t in (reset_retry_and_namespace(m),)
+    )
+    generation = consumer.generations[mq]
+    pq = replace_cached(consumer.process_queues[mq], seen)
+    consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
+    request_id = system.next_request_id
+    request = ConsumeRequest(request_id, consumer.client_id, consumer.incarnation, mq, generation, seen, now)
+    system = evolve(put_consumer(system, consumer), requests=system.requests.set(request_id, request),
+                    next_request_id=request_id + 1)
+    return system, ListenerInvoked(consumer.client_id, request_id, mq, seen, now, rules + ("CC-05",))
+
+
+def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, offset: int,
+                  increase_only: bool, rules: tuple[str, ...]) -> tuple[System, list]:
+    """[CC-08] removeMessage's offset goes to the offset store (increase-only for concurrently) if it is >= 0."""
+    if offset < 0:
+        return put_consumer(system, consumer), []
+    store = update_offset(consumer.offset_store, mq, offset, increase_only)
+    consumer = evolve(consumer, offset_store=store)
+    current = store.offsets[mq].value
+    return put_consumer(system, consumer), [OffsetUpdated(consumer.client_id, mq, current, system.now, rules)]
+
+
+def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:
+    return [DlqArrival(stored, now, rules)] if stored is not None and is_dlq_topic(stored.topic) else []
+
+
+def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails: bool, fallback_fails: bool,
+                      rules: tuple[str, ...]) -> tuple[System, bool, list]:
+    """[CC-06] DefaultMQPushConsumerImpl.sendMessageBack: the CONSUMER_SEND_MSG_BACK RPC, and when it fails
+    (or answers anything but SUCCESS) the client fallback: a producer send of a new message to %RETRY%<group>
+    at level 3 + reconsumeTimes. Returns False only when both failed."""
+    from model.send_back import SendBackRequest, on_consumer_send_msg_back
+
+    config, now, rand = system.config, system.now, system.timer_seq
+    max_times = get_max_reconsume_times(config)
+    if not rpc_fails:
+        request = SendBackRequest(group=GROUP, offset=msg.commit_log_offset, delay_level=delay_level,
+                                  origin_msg_id=msg.msg_id, origin_topic=msg.topic,
+                                  max_reconsume_times=max_times)
+        broker, result = on_consumer_send_msg_back(system.broker, config, request, now, rand)
+        if is_success(result.code):
+            system = evolve(system, broker=broker)
+            outcome = SendBackOutcome(msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules))
+            return system, True, [outcome] + observe_stored(result.stored, now, rules)
+    if fallback_fails:
+        return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
+    return send_fallback(system, msg, delay_level, max_times, rules)
+
+
+def send_fallback(system: System, msg: Message, delay_level: int, max_times: int,
+                  rules: tuple[str, ...]) -> tuple[System, bool, list]:
+    from model.retry_send import compute_fallback_retry_message, on_send_retry_message
+
+    now = system.now
+    retry = compute_fallback_retry_message(msg, GROUP, system.config)
+    broker, result = on_send_retry_message(system.broker, system.config, retry, msg.reconsume_times + 1,
+                                           max_times, now, system.timer_seq)
+    stored = getattr(result, "stored", None)
+    system = evolve(system, broker=broker)
+    outcome = SendBackOutcome(msg, "fallback", stored, delay_level, now,
+                              rules + ("CC-06",) + tuple(getattr(result, "rules", ())))
+    return system, True, [outcome] + observe_stored(stored, now, rules)
+
+
+def is_success(code: object) -> bool:
+    return getattr(code, "name", code) in ("SUCCESS", 0, "0")

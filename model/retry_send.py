@@ -1,0 +1,192 @@
+"""Producer sends to %RETRY%<group>: the two client-side builders and the broker's handleRetryAndDLQ.
+
+spec/02-send-back.md, rules RS-01 to RS-13. Two client paths produce such a message instead of asking the broker
+with CONSUMER_SEND_MSG_BACK: the concurrently consumer's fallback when that RPC fails (DMPCI.sendMessageBack, §1.5)
+and the orderly consumer giving up on a message (CMOS.sendMessageBack, §3). The broker then decides between the
+retry topic and the dead-letter queue from the request header alone (SMP 4.9.8 L344-387; SMP 5.x L180-240).
+"""
+
+from __future__ import annotations
+
+from attrs import evolve, frozen
+from pyrsistent import PMap
+
+from model.broker import (
+    PERM_READ,
+    PERM_WRITE,
+    Broker,
+    SubscriptionGroupConfig,
+    get_or_create_topic,
+    is_lock_all_expired,
+    is_writeable,
+)
+from model.config import Config, get_max_reconsume_times
+from model.errors import IllegalTransition
+from model.message import (
+    PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_MAX_RECONSUME_TIMES,
+    PROPERTY_ORIGIN_MESSAGE_ID,
+    PROPERTY_RECONSUME_TIME,
+    PROPERTY_RETRY_TOPIC,
+    RETRY_GROUP_TOPIC_PREFIX,
+    Message,
+    MessageQueue,
+    get_dlq_topic,
+    get_retry_topic,
+    is_retry_topic,
+)
+from model.profiles import Profile
+from model.send_back import (
+    DEFAULT_RETRY_LEVEL_BASE,
+    ResponseCode,
+    check_random_int,
+    compute_max_reconsume_times,
+    compute_origin_message_id,
+    get_client_msg_id,
+    get_or_create_dlq_topic,
+)
+from model.store import put_message
+
+PROPERTY_TRANSACTION_PREPARED = "TRAN_MSG"
+# 5.x handleRetryAndDLQ writes this DELAY into the request's properties so the DLQ copy is never parked.
+DELAY_STORE_IMMEDIATELY = "-1"
+SEND_EVENT = "SEND_MESSAGE"
+
+
+@frozen
+class SendResult:
+    """The broker's answer to a producer send: code, remark, the message as stored (or None), the rules taken."""
+
+    code: ResponseCode
+    remark: str
+    stored: Message | None
+    rules: tuple[str, ...]
+
+
+def compute_send_header(message: Message, config: Config) -> tuple[Message, int | None, int | None]:
+    """[RS-11] The producer moves RECONSUME_TIME and MAX_RECONSUME_TIMES of a %RETRY% message into the header.
+
+    Returns the message without the two properties and the header values (None when absent; the max is also None
+    for a client older than 3.4.9, whose header the broker ignores).
+    """
+    reconsume = message.get_property(PROPERTY_RECONSUME_TIME)
+    max_times = message.get_property(PROPERTY_MAX_RECONSUME_TIMES)
+    properties = message.properties.discard(PROPERTY_RECONSUME_TIME).discard(PROPERTY_MAX_RECONSUME_TIMES)
+    max_header = int(max_times) if max_times is not None and config.client_version_at_least_3_4_9 else None
+    return evolve(message, properties=properties), None if reconsume is None else int(reconsume), max_header
+
+
+def compute_retry_properties(msg: Message, reconsume_time: int, max_times: int, keeps_origin: bool) -> PMap:
+    """The properties both client builders give the new message; DELAY is always 3 + reconsumeTimes.
+
+    `keeps_origin` False is the property-order bug (#4050, #9481): the whole map is replaced after
+    ORIGIN_MESSAGE_ID was set, so only an ORIGIN_MESSAGE_ID the consumed message already had survives.
+    """
+    properties = msg.properties
+    if keeps_origin:
+        properties = properties.set(PROPERTY_ORIGIN_MESSAGE_ID, compute_origin_message_id(msg, get_client_msg_id(msg)))
+    return properties.update({
+        PROPERTY_RETRY_TOPIC: msg.topic,
+        PROPERTY_RECONSUME_TIME: str(reconsume_time),
+        PROPERTY_MAX_RECONSUME_TIMES: str(max_times),
+        PROPERTY_DELAY_TIME_LEVEL: str(DEFAULT_RETRY_LEVEL_BASE + msg.reconsume_times),
+    }).discard(PROPERTY_TRANSACTION_PREPARED)
+
+
+def build_retry_message(msg: Message, group: str, config: Config, reconsume_time: int,
+                        keeps_origin: bool) -> tuple[Message, int | None, int | None]:
+    properties = compute_retry_properties(msg, reconsume_time, get_max_reconsume_times(config), keeps_origin)
+    message = Message(topic=get_retry_topic(group), body=msg.body, tags=msg.tags, properties=properties,
+                      flag=msg.flag)
+    return compute_send_header(message, config)
+
+
+def compute_fallback_retry_message(msg: Message, group: str, config: Config) -> tuple[Message, int | None, int | None]:
+    """[RS-08] The concurrently client's fallback when CONSUMER_SEND_MSG_BACK fails: RECONSUME_TIME r + 1, DELAY 3 + r.
+
+    `msg` is the message as the listener saw it (topic already reset to the original topic). The requested delay
+    level is not an input: the fallback ignores it, -1 included (#3731). [RS-09] A first failure's
+    ORIGIN_MESSAGE_ID is lost unless `profile.fallback_keeps_origin_message_id` (#9481, develop only).
+    Returns (message to send, header reconsumeTimes, header maxReconsumeTimes).
+    """
+    keeps_origin = config.profile.fallback_keeps_origin_message_id
+    return build_retry_message(msg, group, config, msg.reconsume_times + 1, keeps_origin)
+
+
+def compute_orderly_retry_message(msg: Message, group: str, config: Config) -> tuple[Message, int | None, int | None]:
+    """[RS-10] The orderly client's give-up send: RECONSUME_TIME r (<= 5.1.0) or r + 1 (5.1.1+), DELAY 3 + r.
+
+    ORIGIN_MESSAGE_ID of a first failure survives only with `profile.orderly_send_keeps_origin_message_id` (#4050).
+    Returns (message to send, header reconsumeTimes, header maxReconsumeTimes).
+    """
+    profile = config.profile
+    reconsume_time = msg.reconsume_times + (1 if profile.orderly_send_reconsume_time_plus_one else 0)
+    return build_retry_message(msg, group, config, reconsume_time, profile.orderly_send_keeps_origin_message_id)
+
+
+def is_retry_send_dead_letter(profile: Profile, reconsume_times: int, max_reconsume_times: int,
+                              group_locked: bool) -> bool:
+    """[RS-03] 4.9 redirects to the DLQ iff reconsumeTimes >= max, 5.0.0+ iff reconsumeTimes > max;
+    [RS-04] 5.1.1+ also whenever the group holds an unexpired queue lock (an orderly group)."""
+    if profile.retry_send_dlq_when_group_locked and group_locked:
+        return True
+    if profile.retry_send_dlq_strictly_greater:
+        return reconsume_times > max_reconsume_times
+    return reconsume_times >= max_reconsume_times
+
+
+def refuse(broker: Broker, code: ResponseCode, remark: str, rules: tuple[str, ...]) -> tuple[Broker, SendResult]:
+    return broker, SendResult(code, remark, None, rules)
+
+
+def on_send_retry_message(broker: Broker, config: Config, message: Message, reconsume_times: int | None,
+                          max_reconsume_times: int | None, now: int, random_int: int) -> tuple[Broker, SendResult]:
+    """[RS-01] A producer send to %RETRY%<group> is refused, stored as a delayed retry, or redirected to the DLQ.
+
+    `reconsume_times` and `max_reconsume_times` are the request header (compute_send_header); `random_int` in
+    [0, 99999999) stands for the producer's choice of queue.
+    """
+    check_random_int(random_int, SEND_EVENT)
+    if not is_retry_topic(message.topic):
+        raise IllegalTransition("broker", SEND_EVENT, f"{message.topic!r} is not a %RETRY% topic")
+    group_name = message.topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+    group = broker.groups.get(group_name)
+    if group is None:
+        return refuse(broker, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                      f"subscription group not exist, {group_name}", ("RS-01",))
+    # The consumer's heartbeat creates the retry topic this way (ClientManageProcessor 4.9.8 L95-99).
+    broker, topic = get_or_create_topic(broker, message.topic, group.retry_queue_nums, PERM_WRITE | PERM_READ)
+    rules = ("SB-05",)
+    if not (is_writeable(broker.perm) and is_writeable(topic.perm)):
+        return refuse(broker, ResponseCode.NO_PERMISSION, f"no writeable route to {message.topic}", (*rules, "RS-07"))
+    if topic.write_queue_nums <= 0:
+        return refuse(broker, ResponseCode.SYSTEM_ERROR, f"no route info of {message.topic}", (*rules, "RS-07"))
+    queue = MessageQueue(message.topic, random_int % topic.write_queue_nums)
+    header = (reconsume_times, max_reconsume_times)
+    return process_retry_send(broker, config, message, group, queue, header, now, rules)
+
+
+def process_retry_send(broker: Broker, config: Config, message: Message, group: SubscriptionGroupConfig,
+                       queue: MessageQueue, header: tuple[int | None, int | None], now: int,
+                       rules: tuple[str, ...]) -> tuple[Broker, SendResult]:
+    """[RS-02] handleRetryAndDLQ: the header's reconsumeTimes (0 if absent) is stored; DLQ per RS-03/RS-04."""
+    reconsume_times = 0 if header[0] is None else header[0]
+    max_times = compute_max_reconsume_times(group, header[1])
+    group_locked = not is_lock_all_expired(broker, group.group_name, now)
+    rules += ("RS-02", "SB-09", "RS-03")
+    if is_retry_send_dead_letter(config.profile, reconsume_times, max_times, group_locked):
+        broker, _dlq = get_or_create_dlq_topic(broker, group.group_name, config.profile)
+        destination = MessageQueue(get_dlq_topic(group.group_name), 0)
+        if config.profile.retry_send_dlq_stored_immediately:
+            message = message.put_property(PROPERTY_DELAY_TIME_LEVEL, DELAY_STORE_IMMEDIATELY)
+        # Otherwise (4.9) the DELAY=0 the broker sets is lost with the replaced property map: the client's
+        # DELAY = 3 + r survives and the DLQ copy is parked in SCHEDULE_TOPIC_XXXX first.
+        locked_rule = ("RS-04",) if group_locked and config.profile.retry_send_dlq_when_group_locked else ()
+        rules += (*locked_rule, "RS-05", "SB-10")
+    else:
+        destination = queue
+        rules += ("RS-06",)
+    message = evolve(message, topic=destination.topic, queue_id=destination.queue_id,
+                     reconsume_times=reconsume_times, born_timestamp=now)
+    store, stored = put_message(broker.store, message, now, config.delay_levels)
+    return evolve(broker, store=store), SendResult(ResponseCode.SUCCESS, "", stored, rules)

@@ -18,6 +18,8 @@ from model.config import Config, compute_suspend_millis, get_max_reconsume_times
 from model.message import PROPERTY_RECONSUME_TIME, Message
 from model.offset_store import update_offset
 from model.queue_locks import is_lock_needed_to_consume
+from model.retry_send import compute_orderly_retry_message, on_send_retry_message
+from model.send_back import ResponseCode
 
 # CMOS 4.9.8 L57: a ConsumeRequest consumes at most this long before it yields and resubmits itself.
 MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
@@ -107,25 +109,21 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
             msg = msg.put_property(PROPERTY_RECONSUME_TIME, msg.reconsume_times)
             rules.append("OR-08")
             if send_ok:
-                from model.retry_send import compute_orderly_retry_message, on_send_retry_message
-
-                retry = compute_orderly_retry_message(msg, group, config)
-                broker = get_broker(on_send_retry_message(broker, config, retry, retry_reconsume_times(retry),
-                                                          max_times, now, random_int))
-                sent.append(retry)
-                out.append(msg)
-                continue
+                broker, result = process_give_up_send(broker, config, group, msg, now, random_int)
+                if result.code is ResponseCode.SUCCESS:
+                    sent.append(result.stored)
+                    out.append(msg)
+                    continue
         suspend = True
         out.append(evolve(msg, reconsume_times=msg.reconsume_times + 1))
     return SendBack(broker, tuple(out), suspend, tuple(sent), tuple(rules))
 
 
-def retry_reconsume_times(retry: Message) -> int:
-    return int(retry.get_property(PROPERTY_RECONSUME_TIME, "0"))
-
-
-def get_broker(result) -> Broker:
-    return result[0] if isinstance(result, tuple) else getattr(result, "broker", result)
+def process_give_up_send(broker: Broker, config: Config, group: str, msg: Message, now: int, random_int: int):
+    """[OR-09] sendMessageBack: a producer send of the message to %RETRY%<group>, which the broker's
+    handleRetryAndDLQ redirects to the DLQ or (5.0.0-5.1.0, #6163) stores as one more delayed retry."""
+    retry, reconsume_header, max_header = compute_orderly_retry_message(msg, group, config)
+    return on_send_retry_message(broker, config, retry, reconsume_header, max_header, now, random_int)
 
 
 @frozen

@@ -112,3 +112,11 @@ def process_lock_one(broker: Broker, group: str, client_id: str, pqs: PMap, mq: 
     if granted and pq is not None:
         pqs = pqs.set(mq, evolve(pq, locked=True, last_lock_timestamp=now))
     return result.broker, pqs, granted
+
+
+def compute_first_pull_offset(locked: bool, previously_locked: bool, next_offset: int, computed_offset: int):
+    """[LK-06] An orderly pull waits while its queue is unlocked (None); the first pull after the lock replaces the
+    request's offset by computePullFromWhere's, later pulls keep their own. Returns (offset | None, previously)."""
+    if not locked:
+        return None, previously_locked
+    return (next_offset if previously_locked else computed_offset), True

@@ -11,8 +11,16 @@ from hypothesis import strategies as st
 
 from model.broker import create_broker
 from model.config import Config, MessageModel
-from model.message import Message
-from model.orderly import ListenerResult, Step, process_consume_result, process_gate, process_take
+from model.message import Message, MessageQueue
+from model.offset_store import create_offset_store, get_offset, update_offset
+from model.orderly import (
+    ListenerResult,
+    Step,
+    process_consume_result,
+    process_gate,
+    process_store_commit,
+    process_take,
+)
 from model.process_queue import create_process_queue, put_message
 
 GROUP, TOPIC = "g", "t"
@@ -72,7 +80,8 @@ def test_listener_outcomes_follow_the_reference_table(auto_commit, outcome, firs
         assert [tree[o].reconsume_times for o in taken] == [1] * len(taken)
 
 
-@given(outcome=st.sampled_from([R.SUSPEND, R.EXCEPTION, R.NULL]), max_times=st.integers(0, 5), auto_commit=st.booleans())
+@given(outcome=st.sampled_from([R.SUSPEND, R.EXCEPTION, R.NULL]), max_times=st.integers(0, 5),
+       auto_commit=st.booleans())
 def test_a_poison_message_is_delivered_max_plus_one_times_before_the_send(outcome, max_times, auto_commit):
     """OR-07 OR-08 OR-15: the local counter climbs 0..N; the (N+1)-th failure produces it to %RETRY%<group>."""
     config = Config(consume_mode="orderly", max_reconsume_times=max_times)
@@ -150,3 +159,13 @@ def test_broadcasting_still_retries_locally():
     result = process_consume_result(broker, pq, config, GROUP, msgs, R.SUSPEND, 0)
     assert [(o, m.reconsume_times) for o, m in result.pq.msg_tree_map.items()] == [(7, 1)]
     assert result.resubmit_after == 1000
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.booleans())
+def test_commit_stores_plain_offset(stored, committed, dropped):
+    """OR-10: a commit may move the in-memory offset backwards (increaseOnly = false); a dropped queue's is ignored."""
+    config = Config(consume_mode="orderly")
+    mq = MessageQueue(TOPIC, 0)
+    store = update_offset(create_offset_store(config), mq, stored, False)
+    pq = evolve(create_process_queue(), dropped=dropped)
+    assert get_offset(process_store_commit(store, mq, pq, committed), mq) == (stored if dropped else committed)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from hypothesis import event, given
 from hypothesis import strategies as st
+from pyrsistent import pmap
 
 from model.broker import Broker
 from model.config import Config
 from model.message import MessageQueue
 from model.process_queue import create_process_queue
 from model.queue_locks import (
+    compute_first_pull_offset,
     get_lock_owner,
     is_client_lock_expired,
     is_lock_needed_to_add_queue,
@@ -18,7 +20,6 @@ from model.queue_locks import (
     on_unlock_batch,
     process_lock_all,
 )
-from pyrsistent import pmap
 
 GROUP = "g"
 QUEUES = [MessageQueue("t", i) for i in range(3)]
@@ -79,3 +80,13 @@ def test_who_needs_a_lock():
     assert is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting", profile="4.9.8"))
     assert not is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting",
                                                   profile="5.3.3"))
+
+
+@given(st.booleans(), st.booleans(), st.integers(0, 100), st.integers(0, 100))
+def test_first_pull_reads_the_committed_offset(locked, previously, next_offset, committed):
+    """LK-06: only a locked queue pulls; its first pull starts from the store's committed offset (#1825)."""
+    offset, now_previously = compute_first_pull_offset(locked, previously, next_offset, committed)
+    if not locked:
+        assert (offset, now_previously) == (None, previously)
+    else:
+        assert (offset, now_previously) == (next_offset if previously else committed, True)

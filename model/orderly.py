@@ -62,7 +62,8 @@ class Gate:
 def process_gate(pq, config: Config, now: int, began_at: int, first: bool) -> Gate:
     """[OR-01] The ConsumeRequest gate: a dropped queue stops; in CLUSTERING an unlocked or lock-expired queue is
     re-locked later (100 ms at entry, 10 ms inside the loop); [OR-02] after 60 s of continuous consumption the
-    request resubmits itself after 10 ms. BROADCASTING never looks at the lock (LK-05)."""
+    request resubmits itself after 10 ms. BROADCASTING never looks at the lock (LK-05). The checks run only
+    before a take, so a listener that outlives its lease keeps running beside the next owner (OR-14)."""
     if pq.dropped:
         return Gate(Step.STOP, rules=("OR-01",))
     lock_ok = not is_lock_needed_to_consume(config) or (pq.locked and not pqs.is_lock_expired(pq, now))
@@ -77,7 +78,8 @@ def process_gate(pq, config: Config, now: int, began_at: int, first: bool) -> Ga
 def process_take(pq, config: Config):
     """[OR-03] takeMessages(consumeMessageBatchMaxSize): the lowest offsets move to the consuming map.
 
-    Returns (pq, msgs); an empty batch ends the request (the ProcessQueue is then no longer `consuming`)."""
+    Returns (pq, msgs); an empty batch ends the request (the ProcessQueue is then no longer `consuming`). Always
+    taking the lowest cached offsets is what keeps a queue in order (OR-13)."""
     return pqs.take_messages(pq, config.consume_message_batch_max_size)
 
 
@@ -101,7 +103,8 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
                                   random_int: int) -> SendBack:
     """[OR-07] checkReconsumeTimes: a message below the maximum is retried locally with reconsumeTimes + 1;
     [OR-08] one at the maximum is produced to %RETRY%<group> (the broker routes it, OR-09); a failed send keeps
-    it suspended with reconsumeTimes + 1. One message to retry keeps the whole batch suspended."""
+    it suspended with reconsumeTimes + 1. One message to retry keeps the whole batch suspended. The counter lives
+    only in the cached messages and is lost with the ProcessQueue (OR-11); N + 1 deliveries, then the send (OR-15)."""
     max_times = get_max_reconsume_times(config)
     suspend, out, sent, rules = False, [], [], ["OR-07"]
     for msg in msgs:
@@ -145,7 +148,8 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
                            random_int: int = 0) -> ConsumeResult:
     """[OR-05] With autoCommit (the default) SUCCESS, COMMIT and ROLLBACK all commit; [OR-06] without it only COMMIT
     commits, SUCCESS leaves the batch in the consuming map and ROLLBACK puts it back and resubmits; SUSPEND retries
-    locally or gives up (OR-07, OR-08) — after a give-up autoCommit commits and manual commit commits nothing."""
+    locally or gives up (OR-07, OR-08) — after a give-up autoCommit commits and manual commit commits nothing.
+    The message model plays no part here: BROADCASTING retries locally too (OR-17)."""
     status = get_status(outcome)
     rules = ("OR-04",) if status is not outcome else ()
     delay = compute_suspend_millis(config, suspend_millis)
@@ -169,7 +173,7 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
 
 def process_store_commit(offset_store, mq, pq, commit_offset: int):
     """[OR-10] A committed batch moves the in-memory offset with updateOffset(increaseOnly = false), unless the
-    ProcessQueue was dropped meanwhile."""
+    ProcessQueue was dropped meanwhile; only finished messages are ever below it (OR-16)."""
     if commit_offset >= 0 and not pq.dropped:
         return update_offset(offset_store, mq, commit_offset, False)
     return offset_store

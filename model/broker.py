@@ -6,6 +6,7 @@ from attrs import evolve, field, frozen
 from pyrsistent import PMap, pmap
 
 from model.config import Config
+from model.schedule import ScheduleState
 from model.store import Store
 
 PERM_WRITE = 2
@@ -48,6 +49,8 @@ class Broker:
     consumer_offsets: PMap = field(factory=pmap)
     # (group, MessageQueue) -> QueueLock: the broker's RebalanceLockManager table.
     queue_locks: PMap = field(factory=pmap)
+    # The delay-level scheduler (ScheduleMessageService): started with the broker at time 0 (DT-01).
+    schedule: ScheduleState = field(factory=ScheduleState)
 
 
 BROKER_LOCK_MAX_LIVE_TIME = 60_000

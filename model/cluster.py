@@ -113,6 +113,16 @@ class PullDue:
     incarnation: int
     queue: MessageQueue
     token: int
+    # The broker held this pull (long polling) and now answers NO_NEW_MSG after 15 s without news.
+    suspended: bool = False
+
+
+@frozen
+class RebalanceDue:
+    """RebalanceService: every instance re-balances every 20 s (and at once on a membership change)."""
+
+    client_id: str
+    incarnation: int
 
 
 @frozen
@@ -213,11 +223,22 @@ class System:
     min_offsets: PMap = field(factory=pmap)
     pending_resubmits: int = 0
     topic_queue_nums: int = 2
+    # The subscription's tag strings (None = "*") and their String.hashCode values, as the broker filters.
     subscription: frozenset | None = None
+    subscription_codes: frozenset = frozenset()
     incarnations: int = 0
 
 
 # ---------------------------------------------------------------- observations (outputs of `step`)
+
+
+@frozen
+class Produced:
+    """A producer's message as the broker stored it (its msg id is the ORIGIN_MESSAGE_ID of its retries)."""
+
+    message: Message
+    time: int
+    rules: tuple[str, ...] = ()
 
 
 @frozen

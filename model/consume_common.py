@@ -15,7 +15,6 @@ from model.cluster import (
     SendBackOutcome,
     System,
 )
-from model.config import get_max_reconsume_times
 from model.message import (
     PROPERTY_CONSUME_START_TIMESTAMP,
     PROPERTY_RETRY_TOPIC,
@@ -112,38 +111,38 @@ def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails:
     """[CC-06] DefaultMQPushConsumerImpl.sendMessageBack: the CONSUMER_SEND_MSG_BACK RPC, and when it fails
     (or answers anything but SUCCESS) the client fallback: a producer send of a new message to %RETRY%<group>
     at level 3 + reconsumeTimes. Returns False only when both failed."""
-    from model.send_back import SendBackRequest, on_consumer_send_msg_back
+    from model.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
 
-    config, now, rand = system.config, system.now, system.timer_seq
-    max_times = get_max_reconsume_times(config)
+    config, now = system.config, system.now
     if not rpc_fails:
-        request = SendBackRequest(group=GROUP, offset=msg.commit_log_offset, delay_level=delay_level,
-                                  origin_msg_id=msg.msg_id, origin_topic=msg.topic,
-                                  max_reconsume_times=max_times)
-        broker, result = on_consumer_send_msg_back(system.broker, config, request, now, rand)
-        if is_success(result.code):
+        request = compute_send_back_request(msg, GROUP, config, delay_level)
+        broker, result = on_consumer_send_msg_back(system.broker, config, request, now, compute_random(system))
+        if result.code is ResponseCode.SUCCESS:
             system = evolve(system, broker=broker)
             outcome = SendBackOutcome(msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules))
             return system, True, [outcome] + observe_stored(result.stored, now, rules)
     if fallback_fails:
         return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
-    return send_fallback(system, msg, delay_level, max_times, rules)
+    return send_fallback(system, msg, delay_level, rules)
 
 
-def send_fallback(system: System, msg: Message, delay_level: int, max_times: int,
-                  rules: tuple[str, ...]) -> tuple[System, bool, list]:
-    from model.retry_send import compute_fallback_retry_message, on_send_retry_message
+def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[str, ...]) -> tuple[System, bool, list]:
+    """[CC-06] The fallback producer send; a refused send counts as a failure (the producer throws)."""
+    from model.retry_send import ResponseCode, compute_fallback_retry_message, on_send_retry_message
 
     now = system.now
-    retry = compute_fallback_retry_message(msg, GROUP, system.config)
-    broker, result = on_send_retry_message(system.broker, system.config, retry, msg.reconsume_times + 1,
-                                           max_times, now, system.timer_seq)
-    stored = getattr(result, "stored", None)
+    retry, header_times, header_max = compute_fallback_retry_message(msg, GROUP, system.config)
+    broker, result = on_send_retry_message(system.broker, system.config, retry, header_times, header_max, now,
+                                           compute_random(system))
+    if result.code is not ResponseCode.SUCCESS:
+        return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
     system = evolve(system, broker=broker)
-    outcome = SendBackOutcome(msg, "fallback", stored, delay_level, now,
-                              rules + ("CC-06",) + tuple(getattr(result, "rules", ())))
-    return system, True, [outcome] + observe_stored(stored, now, rules)
+    outcome = SendBackOutcome(msg, "fallback", result.stored, delay_level, now, rules + ("CC-06",) + result.rules)
+    return system, True, [outcome] + observe_stored(result.stored, now, rules)
 
 
-def is_success(code: object) -> bool:
-    return getattr(code, "name", code) in ("SUCCESS", 0, "0")
+def compute_random(system: System) -> int:
+    """The broker's random queue choice, drawn from the state (deterministic; retry queues are symmetric)."""
+    return system.timer_seq % 99_999_989
+
+

@@ -1,0 +1,74 @@
+"""Running the system to quiescence with a listener policy, and the application-level retry cap of seed 000
+(spec/11-guarantees.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import evolve
+
+from model.broker import query_offset
+from model.cluster import GROUP, CompleteConsume, ConsumeRequest, ConsumeStatus, DeliverOneway, ListenerResult, System
+from model.errors import IllegalTransition
+from model.offset_store import get_offset
+from model.pull import wake_parked_pulls
+from model.schedule import iter_level_due_times
+from model.system import get_next_time, process_next, step
+
+Listener = Callable[[ConsumeRequest], CompleteConsume]
+
+
+def succeed(request: ConsumeRequest) -> CompleteConsume:
+    return CompleteConsume(request.request_id)
+
+
+def compute_capped_result(request: ConsumeRequest, retry_times: int) -> ListenerResult:
+    """[SY-07] Seed 000's policy: a failing listener that sees getDelayTimeLevel() >= 2 + retryTimes asks for
+    delayLevelWhenNextConsume = -1 (DLQ now). It works through the stale DELAY property of a retry."""
+    head = request.messages[0]
+    level = -1 if head.delay_time_level >= 2 + retry_times else 0
+    return ListenerResult(ConsumeStatus.RECONSUME_LATER, delay_level_when_next_consume=level)
+
+
+def is_quiescent(system: System) -> bool:
+    """[SY-03] Nothing in flight: no listener running, no resubmission or one-way commit pending, no delayed
+    message not yet due, every owned queue pulled to its end with nothing cached, and in CLUSTERING every owned
+    queue's in-memory offset persisted on the broker."""
+    if system.requests or system.pending_resubmits or len(system.oneway):
+        return False
+    if next(iter_level_due_times(system.broker, system.config), None) is not None:
+        return False
+    store = system.broker.store
+    for consumer in system.consumers.values():
+        for mq, pq in consumer.process_queues.items():
+            high = store.get_max_offset_in_queue(mq.topic, mq.queue_id)
+            if pq.msg_count or consumer.next_offsets[mq] != high:
+                return False
+            offset = get_offset(consumer.offset_store, mq)
+            if offset != high and high > 0:
+                return False
+            if system.config.is_clustering and query_offset(system.broker, GROUP, mq.topic, mq.queue_id) != offset:
+                return False
+    return bool(system.consumers)
+
+
+def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000) -> tuple[System, list, int]:
+    """[SY-03] Complete running listeners with `listener`, deliver held one-way commits, fire timers in time
+    order, until quiescent. Returns (system, observations, events processed)."""
+    observations, events = [], 0
+    while not is_quiescent(system):
+        events += 1
+        if events > max_events:
+            raise IllegalTransition("not quiescent", "drain", f"still busy after {max_events} events")
+        if system.requests:
+            request = system.requests[min(system.requests)]
+            system, seen = step(system, listener(request))
+        elif len(system.oneway):
+            system, seen = step(system, DeliverOneway(0))
+        elif get_next_time(system) is None:
+            raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
+        else:
+            system, seen = process_next(system)
+            system = wake_parked_pulls(system)
+        observations.extend(seen)
+    return evolve(system), observations, events

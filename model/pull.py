@@ -1,0 +1,160 @@
+"""The pull loop of one queue: flow control, the broker's pull with tag filtering and long polling, and the
+client's handling of FOUND / NO_NEW_MSG / NO_MATCHED_MSG / OFFSET_ILLEGAL (spec/07-pull.md)."""
+
+from __future__ import annotations
+
+from attrs import evolve
+
+from model.broker import commit_offset, query_offset
+from model.cluster import GROUP, OffsetCommitted, OffsetIllegalFix, PullDue, PullObserved, System
+from model.consume_common import get_live_consumer, put_consumer, record_offset, schedule
+from model.consume_service import get_consume_service
+from model.message import MessageQueue, is_retry_topic
+from model.offset_store import get_offset
+from model.process_queue import get_cached_msg_size_in_mib, put_message
+
+CACHE_FLOW_CONTROL_MILLIS = 50
+BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
+OFFSET_ILLEGAL_FIX_DELAY_MILLIS = 10_000
+# DefaultMessageStore.getMessage scans at most max(16000 bytes, maxMsgNums * 20) of consume queue = 800 units.
+MAX_FILTER_SCAN_UNITS = 800
+
+
+def schedule_pull(system: System, client_id: str, mq: MessageQueue, at: int, suspended: bool = False) -> System:
+    """A new pull of the queue; any older pending pull of it becomes stale (its token no longer matches)."""
+    consumer = system.consumers[client_id]
+    token = consumer.pull_tokens.get(mq, 0) + 1
+    system = put_consumer(system, evolve(consumer, pull_tokens=consumer.pull_tokens.set(mq, token)))
+    return schedule(system, at, PullDue(client_id, consumer.incarnation, mq, token, suspended))
+
+
+def compute_flow_control(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple]:
+    """[PL-02] Before each pull: cached count > pullThresholdForQueue, or cached MiB > pullThresholdSizeForQueue
+    (both strict) → try again in 50 ms; then the consume service's own check (span, lock) [PL-03]."""
+    config = system.config
+    if pq.msg_count > config.pull_threshold_for_queue:
+        return CACHE_FLOW_CONTROL_MILLIS, ("PL-02",)
+    if get_cached_msg_size_in_mib(pq) > config.pull_threshold_size_for_queue:
+        return CACHE_FLOW_CONTROL_MILLIS, ("PL-02",)
+    return get_consume_service(config).allows_pull(system, client_id, mq, pq)
+
+
+def matches_tag_code(system: System, mq: MessageQueue, tags_code: int) -> bool:
+    if system.subscription is None or is_retry_topic(mq.topic):
+        return True
+    return tags_code in system.subscription_codes
+
+
+def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str, list, int]:
+    """[PL-04] The broker's answer: (status, messages, nextBeginOffset). Offsets outside [min, max] are
+    OFFSET_ILLEGAL, offset == max is NO_NEW_MSG, otherwise units are scanned and kept when their tags code is
+    subscribed (a hash collision passes) until pullBatchSize matched — FOUND, or NO_MATCHED_MSG if none did."""
+    store = system.broker.store
+    queue = store.get_consume_queue(mq.topic, mq.queue_id)
+    low, high = system.min_offsets.get(mq, 0), len(queue)
+    if offset < low or offset > high:
+        return "OFFSET_ILLEGAL", [], low if offset < low else high
+    if offset == high:
+        return "NO_NEW_MSG", [], offset
+    found, position, batch = [], offset, system.config.pull_batch_size
+    end = min(high, offset + max(MAX_FILTER_SCAN_UNITS, batch))
+    while position < end and len(found) < batch:
+        unit = queue[position]
+        if matches_tag_code(system, mq, unit.tags_code):
+            found.append(store.commit_log[unit.commit_log_offset])
+        position += 1
+    return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
+
+
+def is_subscribed_tag(system: System, mq: MessageQueue, tags: str | None) -> bool:
+    """[PL-05] PullAPIWrapper.processPullResult re-checks the tag string: collisions are dropped here."""
+    return system.subscription is None or is_retry_topic(mq.topic) or tags in system.subscription
+
+
+def commit_piggyback(system: System, consumer, mq: MessageQueue) -> tuple[System, list]:
+    """[PL-07] A CLUSTERING pull carries the in-memory offset (if > 0) and the broker commits it."""
+    offset = get_offset(consumer.offset_store, mq)
+    if not system.config.is_clustering or offset is None or offset <= 0:
+        return system, []
+    return commit_broker_offset(system, mq, offset, "pull", ("PL-07",))
+
+
+def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules) -> tuple[System, list]:
+    """[SY-02] The broker stores whatever offset arrives, smaller or not."""
+    previous = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
+    if previous == offset:
+        return system, []
+    broker = commit_offset(system.broker, GROUP, mq.topic, mq.queue_id, offset)
+    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules)]
+
+
+def process_pull(system: System, due: PullDue) -> tuple[System, list]:
+    """[PL-01] One pull of a queue: flow control, the broker's answer, and the client's reaction."""
+    consumer = get_live_consumer(system, due.client_id, due.incarnation)
+    if consumer is None or consumer.pull_tokens.get(due.queue) != due.token:
+        return system, []
+    mq = due.queue
+    pq = consumer.process_queues.get(mq)
+    if pq is None or pq.dropped:
+        return system, []
+    delay, rules = compute_flow_control(system, due.client_id, mq, pq)
+    if delay is not None:
+        system = schedule_pull(system, due.client_id, mq, system.now + delay)
+        return system, [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
+    system, observations = commit_piggyback(system, consumer, mq)
+    offset = consumer.next_offsets[mq]
+    status, found, next_offset = get_broker_pull(system, mq, offset)
+    if status == "NO_NEW_MSG" and not due.suspended:
+        # Long polling: the broker holds the request until a message arrives or 15 s pass.
+        system = evolve(system, parked=system.parked.set((due.client_id, mq), offset))
+        return schedule_pull(system, due.client_id, mq, system.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
+    consumer = system.consumers[due.client_id]
+    consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
+    system = evolve(put_consumer(system, consumer), parked=system.parked.discard((due.client_id, mq)))
+    seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), system.now, ("PL-04",))
+    handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
+    system, more = handler(system, due.client_id, mq, found, next_offset)
+    return system, observations + [seen] + more
+
+
+def on_found(system: System, client_id: str, mq: MessageQueue, found: list, next_offset: int):
+    """[PL-05] FOUND: drop tag mismatches, cache the rest (putMessage), submit them, pull again."""
+    msgs = tuple(m for m in found if is_subscribed_tag(system, mq, m.tags))
+    observations = []
+    if msgs:
+        consumer = system.consumers[client_id]
+        pq, dispatch = put_message(consumer.process_queues[mq], msgs)
+        system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
+        system, observations = get_consume_service(system.config).submit(system, client_id, mq, msgs, dispatch)
+    return schedule_pull(system, client_id, mq, system.now + system.config.pull_interval), observations
+
+
+def on_no_message(system: System, client_id: str, mq: MessageQueue, _found, next_offset: int):
+    """[PL-06] NO_NEW_MSG / NO_MATCHED_MSG: correctTagsOffset — with nothing cached, the offset store jumps to
+    nextBeginOffset (increase-only) — then pull again at once."""
+    consumer = system.consumers[client_id]
+    observations = []
+    if consumer.process_queues[mq].msg_count == 0:
+        system, observations = record_offset(system, consumer, mq, next_offset, True, ("PL-06",))
+    return schedule_pull(system, client_id, mq, system.now), observations
+
+
+def on_offset_illegal(system: System, client_id: str, mq: MessageQueue, _found, next_offset: int):
+    """[PL-08] OFFSET_ILLEGAL: the queue is dropped; 10 s later (4.9) or at once (5.2.0+) the offset is set to
+    nextBeginOffset, persisted, and the queue removed, to be re-added by the next rebalance."""
+    consumer = system.consumers[client_id]
+    pq = evolve(consumer.process_queues[mq], dropped=True)
+    system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
+    fix = OffsetIllegalFix(client_id, consumer.incarnation, mq, consumer.generations[mq], next_offset)
+    immediate = system.config.profile.offset_illegal_freezes_immediately
+    return schedule(system, system.now + (0 if immediate else OFFSET_ILLEGAL_FIX_DELAY_MILLIS), fix), []
+
+
+def wake_parked_pulls(system: System) -> System:
+    """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
+    for (client_id, mq), offset in system.parked.items():
+        if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
+            system = evolve(system, parked=system.parked.discard((client_id, mq)))
+            if client_id in system.consumers:
+                system = schedule_pull(system, client_id, mq, system.now)
+    return system

@@ -1,0 +1,206 @@
+"""Rebalance, persistence of offsets, crash and restart of consumer instances (spec/10-rebalance.md)."""
+
+from __future__ import annotations
+
+from attrs import evolve
+
+from model.broker import query_offset
+from model.cluster import (
+    GROUP,
+    TOPIC,
+    ConsumerInstance,
+    Note,
+    OffsetIllegalFix,
+    OnewayCommit,
+    PersistDue,
+    RebalanceDue,
+    System,
+)
+from model.config import ConsumeFromWhere
+from model.consume_common import get_live_consumer, put_consumer, schedule
+from model.consume_service import get_consume_service
+from model.message import MessageQueue, get_retry_topic, is_retry_topic
+from model.offset_store import (
+    create_offset_store,
+    persist,
+    persist_all,
+    remove_offset,
+    update_and_freeze_offset,
+    update_offset,
+)
+from model.process_queue import create_process_queue
+from model.pull import commit_broker_offset, schedule_pull
+
+REBALANCE_INTERVAL_MILLIS = 20_000
+PERSIST_INITIAL_DELAY_MILLIS = 10_000
+
+
+def get_subscribed_queues(system: System) -> list[MessageQueue]:
+    """The group's queues: the topic's, and in CLUSTERING those of %RETRY%<group> [PL-09]."""
+    queues = [MessageQueue(TOPIC, i) for i in range(system.topic_queue_nums)]
+    if system.config.is_clustering:
+        retry = system.broker.topics.get(get_retry_topic(GROUP))
+        queues += [MessageQueue(get_retry_topic(GROUP), i) for i in range(retry.read_queue_nums if retry else 0)]
+    return sorted(queues)
+
+
+def compute_allocation(system: System, client_id: str) -> frozenset:
+    """[RB-01] AllocateMessageQueueAveragely over sorted queues and sorted live members; BROADCASTING: all."""
+    queues = get_subscribed_queues(system)
+    if not system.config.is_clustering:
+        return frozenset(queues)
+    members = sorted(system.members)
+    if client_id not in members:
+        return frozenset()
+    index, n, total = members.index(client_id), len(members), len(queues)
+    mod, average = total % n, (total // n + (1 if index < total % n else 0)) if total > n else 1
+    start = index * average if mod == 0 or index < mod else index * average + mod
+    return frozenset(queues[(start + i) % total] for i in range(min(average, total - start)))
+
+
+def start_consumer(system: System, client_id: str) -> System:
+    """A new instance (a fresh incarnation: nothing of a crashed predecessor survives but the broker's state)."""
+    incarnation = system.incarnations + 1
+    consumer = ConsumerInstance(client_id, incarnation, create_offset_store(system.config))
+    system = put_consumer(evolve(system, incarnations=incarnation), consumer)
+    system = schedule(system, system.now + PERSIST_INITIAL_DELAY_MILLIS, PersistDue(client_id, incarnation))
+    system = schedule(system, system.now + REBALANCE_INTERVAL_MILLIS, RebalanceDue(client_id, incarnation))
+    return get_consume_service(system.config).start(system, client_id)
+
+
+def send_oneway(system: System, client_id: str, updates, rules) -> tuple[System, list]:
+    """[SY-02] updateConsumeOffsetToBroker is one-way: committed at once, or held in the network."""
+    observations = []
+    for mq, offset in updates:
+        if system.hold_oneway:
+            system = evolve(system, oneway=system.oneway.append(OnewayCommit(client_id, mq, offset, system.now)))
+        else:
+            system, seen = commit_broker_offset(system, mq, offset, "persist", rules)
+            observations.extend(seen)
+    return system, observations
+
+
+def process_persist(system: System, due: PersistDue) -> tuple[System, list]:
+    """[RB-05] Every persistConsumerOffsetInterval: persistAll over the queues in the ProcessQueue table."""
+    consumer = get_live_consumer(system, due.client_id, due.incarnation)
+    if consumer is None:
+        return system, []
+    store, updates = persist_all(consumer.offset_store, frozenset(consumer.process_queues))
+    system = put_consumer(system, evolve(consumer, offset_store=store))
+    system, observations = send_oneway(system, due.client_id, updates, ("RB-05",))
+    at = system.now + system.config.persist_consumer_offset_interval
+    return schedule(system, at, due), observations
+
+
+def drop_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
+    """[RB-02] A queue leaves an instance: drop its ProcessQueue first, then persist(mq) and removeOffset(mq)."""
+    consumer = system.consumers[client_id]
+    store, updates = persist(consumer.offset_store, mq)
+    consumer = evolve(consumer, offset_store=remove_offset(store, mq),
+                      process_queues=consumer.process_queues.discard(mq),
+                      next_offsets=consumer.next_offsets.discard(mq))
+    system = evolve(put_consumer(system, consumer), parked=system.parked.discard((client_id, mq)))
+    system, observations = send_oneway(system, client_id, updates, ("RB-02",))
+    return system, observations + [Note(f"{client_id} dropped {mq}", system.now, ("RB-02",))]
+
+
+def compute_pull_from_where(system: System, consumer: ConsumerInstance, mq: MessageQueue) -> int:
+    """[RB-04] The new owner starts at the stored offset (the broker's, or offsets.json when BROADCASTING); with
+    none, the broker answers 0 while the queue's head is still in memory (ConsumerManageProcessor), else
+    CONSUME_FROM_LAST_OFFSET → max offset (0 for %RETRY%), FIRST → 0."""
+    if system.config.is_clustering:
+        stored = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
+    else:
+        stored = consumer.offset_store.file.get(mq, -1)
+    if stored >= 0:
+        return stored
+    low = system.min_offsets.get(mq, 0)
+    if low == 0 and system.config.is_clustering:
+        return 0
+    if system.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET or is_retry_topic(mq.topic):
+        return low
+    return system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
+
+
+def add_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
+    """[RB-04] removeDirtyOffset, a new ProcessQueue (a new generation), next offset from computePullFromWhere."""
+    consumer = system.consumers[client_id]
+    store = remove_offset(consumer.offset_store, mq)
+    consumer = evolve(consumer, offset_store=store)
+    offset = compute_pull_from_where(system, consumer, mq)
+    consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, create_process_queue(system.now)),
+                      generations=consumer.generations.set(mq, consumer.generations.get(mq, 0) + 1),
+                      next_offsets=consumer.next_offsets.set(mq, offset))
+    system = schedule_pull(put_consumer(system, consumer), client_id, mq, system.now)
+    return system, [Note(f"{client_id} took {mq} at {offset}", system.now, ("RB-04",))]
+
+
+def rebalance_client(system: System, client_id: str) -> tuple[System, list]:
+    """[RB-01] updateProcessQueueTableInRebalance: drop queues no longer assigned, then add new ones."""
+    target = compute_allocation(system, client_id)
+    current = frozenset(system.consumers[client_id].process_queues)
+    observations = []
+    for mq in sorted(current - target):
+        system, seen = drop_queue(system, client_id, mq)
+        observations.extend(seen)
+    for mq in sorted(target - current):
+        system, seen = add_queue(system, client_id, mq)
+        observations.extend(seen)
+    return system, observations
+
+
+def process_rebalance_due(system: System, due: RebalanceDue) -> tuple[System, list]:
+    if get_live_consumer(system, due.client_id, due.incarnation) is None:
+        return system, []
+    system, observations = rebalance_client(system, due.client_id)
+    return schedule(system, system.now + REBALANCE_INTERVAL_MILLIS, due), observations
+
+
+def set_members(system: System, client_ids: tuple[str, ...]) -> tuple[System, list]:
+    """[RB-01] Leavers shut down gracefully (persist), joiners start, then every member re-balances —
+    leavers' drops first, so a queue's new owner reads the offset its old owner persisted (if delivered)."""
+    observations = []
+    for client_id in sorted(set(system.consumers) - set(client_ids)):
+        system = evolve(system, members=tuple(m for m in system.members if m != client_id))
+        system, seen = rebalance_client(system, client_id)
+        system = evolve(system, consumers=system.consumers.discard(client_id))
+        observations.extend(seen)
+    system = evolve(system, members=tuple(sorted(client_ids)))
+    for client_id in sorted(set(client_ids) - set(system.consumers)):
+        system = start_consumer(system, client_id)
+    for client_id in sorted(client_ids):
+        system, seen = rebalance_client(system, client_id)
+        observations.extend(seen)
+    return system, observations
+
+
+def crash(system: System, client_id: str) -> tuple[System, list]:
+    """[RB-06] A hard crash: the instance vanishes with everything not yet persisted; in-flight results and
+    timers of that incarnation are void. Survivors take its queues at their next rebalance (≤ 20 s)."""
+    if client_id not in system.consumers:
+        return system, []
+    parked = system.parked
+    for key in [k for k in parked if k[0] == client_id]:
+        parked = parked.discard(key)
+    system = evolve(system, consumers=system.consumers.discard(client_id), parked=parked,
+                    members=tuple(m for m in system.members if m != client_id))
+    return system, [Note(f"{client_id} crashed", system.now, ("RB-06",))]
+
+
+def process_offset_illegal_fix(system: System, fix: OffsetIllegalFix) -> tuple[System, list]:
+    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair, then the queue is re-added."""
+    consumer = get_live_consumer(system, fix.client_id, fix.incarnation)
+    if consumer is None or consumer.generations.get(fix.queue) != fix.generation:
+        return system, []
+    if fix.queue not in consumer.process_queues:
+        return system, []
+    if system.config.profile.offset_illegal_freezes_immediately:
+        store = update_and_freeze_offset(consumer.offset_store, fix.queue, fix.offset)
+    else:
+        store = update_offset(consumer.offset_store, fix.queue, fix.offset, False)
+    system = put_consumer(system, evolve(consumer, offset_store=store))
+    store, updates = persist(store, fix.queue)
+    system, observations = send_oneway(system, fix.client_id, updates, ("PL-08",))
+    system, dropped = drop_queue(system, fix.client_id, fix.queue)
+    system, added = rebalance_client(system, fix.client_id)
+    return system, observations + dropped + added

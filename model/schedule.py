@@ -1,0 +1,268 @@
+"""ScheduleMessageService: the per-level deliver tasks as discrete events on the virtual clock (spec/04-delay-timer.md).
+
+RocketMQ runs one task per delay level that wakes every 100 ms. The model never polls: a level's state is its
+offset and the time its task is next scheduled (`next_run`); the run that would change something is derived in O(1)
+from that, the head unit of the level's consume queue and the profile's re-check cadence.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attrs import evolve, field, frozen
+from pyrsistent import PMap, pmap
+
+from model.config import Config
+from model.delay_levels import delay_level_to_queue_id
+from model.errors import IllegalTransition
+from model.message import (
+    PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_REAL_QUEUE_ID,
+    PROPERTY_REAL_TOPIC,
+    SCHEDULE_TOPIC,
+    Message,
+)
+from model.store import ConsumeQueueUnit, Store, put_message
+
+if TYPE_CHECKING:
+    from model.broker import Broker
+
+FIRST_DELAY_TIME = 1000
+DELAY_FOR_A_WHILE = 100
+FIRST_FLUSH_DELAY = 10_000
+
+
+@frozen
+class LevelTask:
+    """A level's deliver task: the consume-queue offset it reads next, when it next runs, the highest offset reached."""
+
+    offset: int
+    next_run: int
+    high_water: int
+
+
+@frozen
+class ScheduleState:
+    """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
+
+    A level absent from `tasks` has not run since the start: offset = its persisted offset (0 when absent),
+    first run at `started_at + FIRST_DELAY_TIME`. `next_flush` is None while the file is up to date.
+    """
+
+    started_at: int = 0
+    tasks: PMap = field(factory=pmap)
+    persisted_offsets: PMap = field(factory=pmap)
+    next_flush: int | None = None
+    last_flush: int | None = None
+
+
+@frozen
+class Delivery:
+    """One message moved from SCHEDULE_TOPIC_XXXX to its real topic at `time`, with the rules it exercised."""
+
+    level: int
+    schedule_offset: int
+    time: int
+    scheduled: Message
+    delivered: Message
+    rules: tuple[str, ...]
+
+
+def get_level_task(state: ScheduleState, level: int) -> LevelTask:
+    task = state.tasks.get(level)
+    if task is not None:
+        return task
+    offset = state.persisted_offsets.get(level, 0)
+    return LevelTask(offset, state.started_at + FIRST_DELAY_TIME, offset)
+
+
+def get_level_offset(state: ScheduleState, level: int) -> int:
+    """The in-memory offsetTable entry of a level: the next schedule-queue offset its task delivers."""
+    return get_level_task(state, level).offset
+
+
+def compute_grid_time(anchor: int, step: int, at_least: int) -> int:
+    """The first time `anchor + k * step` (k >= 0) that is not before `at_least`."""
+    if at_least <= anchor:
+        return anchor
+    return anchor + -(-(at_least - anchor) // step) * step
+
+
+def compute_corrected_deliver_timestamp(deliver_timestamp: int, now: int, delay: int) -> int:
+    """[DT-07] correctDeliverTimestamp: a deliver time further away than the level's delay means now."""
+    return now if deliver_timestamp > now + delay else deliver_timestamp
+
+
+def is_unit_due(unit: ConsumeQueueUnit, now: int, delay: int) -> bool:
+    """[DT-02] A unit is due when its (corrected) countdown is not positive."""
+    return unit.stored_at <= now and compute_corrected_deliver_timestamp(unit.tags_code, now, delay) <= now
+
+
+def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -> int | None:
+    """[DT-04] The run of a level that delivers its head unit; None while the level has nothing to deliver.
+
+    Runs before it only poll (idle, every 100 ms) or re-check a head that is not due: they change nothing.
+    """
+    if task.offset >= len(queue):
+        return None
+    unit = queue[task.offset]
+    first_check = compute_grid_time(task.next_run, DELAY_FOR_A_WHILE, unit.stored_at)
+    if is_unit_due(unit, first_check, delay):
+        return first_check
+    if config.profile.scheduler_rechecks_every_100ms:
+        return compute_grid_time(first_check, DELAY_FOR_A_WHILE, unit.tags_code)
+    # <= 4.9.2: the check at first_check re-schedules the task after `countdown` ms, i.e. at the deliver time.
+    return unit.tags_code
+
+
+def get_schedule_queue(store: Store, level: int):
+    return store.get_consume_queue(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
+
+
+def iter_level_due_times(broker: Broker, config: Config):
+    state = broker.schedule
+    for level in range(1, config.max_delay_level + 1):
+        queue = get_schedule_queue(broker.store, level)
+        due = compute_level_due_time(get_level_task(state, level), queue, config.delay_levels[level - 1], config)
+        if due is not None:
+            yield level, due
+
+
+def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
+    """[DT-04] The earliest time a level task delivers or the offset flush writes changed offsets; None if none."""
+    times = [due for _level, due in iter_level_due_times(broker, config)]
+    if broker.schedule.next_flush is not None:
+        times.append(broker.schedule.next_flush)
+    return min(times, default=None)
+
+
+def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
+    """[DT-05] messageTimeup: the message for the real topic and queue, and the properties string it is stored with.
+
+    The properties string is computed before DELAY is cleared, so the stored copy keeps the stale DELAY (DT-06).
+    """
+    properties_string = scheduled.properties
+    inner = Message(
+        topic=properties_string[PROPERTY_REAL_TOPIC],
+        body=scheduled.body,
+        tags=scheduled.tags,
+        properties=properties_string.discard(PROPERTY_DELAY_TIME_LEVEL),
+        queue_id=int(properties_string[PROPERTY_REAL_QUEUE_ID]),
+        reconsume_times=scheduled.reconsume_times,
+        flag=scheduled.flag,
+        born_timestamp=scheduled.born_timestamp,
+    )
+    return inner, properties_string
+
+
+def process_delivery(store: Store, config: Config, level: int, offset: int, unit: ConsumeQueueUnit, now: int,
+                     rewound: bool) -> tuple[Store, Delivery]:
+    """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
+    scheduled = store.commit_log[unit.commit_log_offset]
+    inner, properties_string = compute_message_timeup(scheduled)
+    store, delivered = put_message(store, inner, now, config.delay_levels, stored_properties=properties_string)
+    rules = ("DT-02", "DT-05", "DT-06")
+    if unit.tags_code > now:
+        rules += ("DT-07",)
+    if rewound:
+        rules += ("DT-09",)
+    return store, Delivery(level, offset, now, scheduled, delivered, rules)
+
+
+def process_level_run(store: Store, config: Config, level: int, task: LevelTask, now: int):
+    """[DT-03] One run of a level's task: deliver units in queue order until one is not due, then re-schedule."""
+    queue = get_schedule_queue(store, level)
+    delay = config.delay_levels[level - 1]
+    offset, deliveries, next_run = task.offset, [], now + DELAY_FOR_A_WHILE
+    while offset < len(queue):
+        unit = queue[offset]
+        if not is_unit_due(unit, now, delay):
+            if not config.profile.scheduler_rechecks_every_100ms and unit.stored_at <= now:
+                next_run = unit.tags_code  # <= 4.9.2: now + countdown
+            break
+        store, delivery = process_delivery(store, config, level, offset, unit, now, offset < task.high_water)
+        deliveries.append(delivery)
+        offset += 1
+    task = LevelTask(offset, next_run, max(task.high_water, offset))
+    return store, task, deliveries
+
+
+def compute_next_flush_time(state: ScheduleState, config: Config, changed_at: int) -> int:
+    """[DT-08] The first run of the flush task (every flushDelayOffsetInterval after 10 s) that sees a change."""
+    first = state.started_at + FIRST_FLUSH_DELAY
+    return compute_grid_time(first, config.flush_delay_offset_interval, changed_at)
+
+
+def process_flush(state: ScheduleState, now: int) -> ScheduleState:
+    """[DT-08] persist(): write every level's in-memory offset to delayOffset.json."""
+    offsets = {level: task.offset for level, task in state.tasks.items()}
+    persisted = state.persisted_offsets.update(offsets)
+    return evolve(state, persisted_offsets=persisted, next_flush=None, last_flush=now)
+
+
+def on_schedule_timer(broker: Broker, config: Config, now: int) -> tuple[Broker, tuple[Delivery, ...]]:
+    """[DT-04] Run every level task and the offset flush due at exactly `now`, levels in order, then the flush.
+
+    Raises IllegalTransition if something was due before `now`: the schedule must be processed in time order.
+    """
+    state, store = broker.schedule, broker.store
+    due_levels = []
+    for level, due in iter_level_due_times(broker, config):
+        if due < now:
+            raise IllegalTransition(f"level {level} due at {due}", f"schedule timer at {now}", "a run was skipped")
+        if due == now:
+            due_levels.append(level)
+    if state.next_flush is not None and state.next_flush < now:
+        raise IllegalTransition(f"flush due at {state.next_flush}", f"schedule timer at {now}", "a flush was skipped")
+    deliveries: list[Delivery] = []
+    tasks = state.tasks
+    for level in due_levels:
+        store, task, delivered = process_level_run(store, config, level, get_level_task(state, level), now)
+        tasks = tasks.set(level, task)
+        deliveries.extend(delivered)
+    state = evolve(state, tasks=tasks)
+    if deliveries and state.next_flush is None:
+        state = evolve(state, next_flush=compute_next_flush_time(state, config, now))
+    if state.next_flush == now:
+        state = process_flush(state, now)
+    return evolve(broker, schedule=state, store=store), tuple(deliveries)
+
+
+def process_schedule_until(broker: Broker, config: Config, until: int) -> tuple[Broker, tuple[Delivery, ...]]:
+    """[DT-04] Run every scheduled task up to and including `until`, each at its own time, in time order."""
+    deliveries: list[Delivery] = []
+    when = get_next_schedule_time(broker, config)
+    while when is not None and when <= until:
+        broker, delivered = on_schedule_timer(broker, config, when)
+        deliveries.extend(delivered)
+        when = get_next_schedule_time(broker, config)
+    return broker, tuple(deliveries)
+
+
+def compute_corrected_delay_offset(offset: int, min_offset: int, max_offset: int) -> int:
+    """[DT-09] correctDelayOffset: a persisted offset outside the queue is clamped into [cqMin, cqMax]."""
+    return min(max(offset, min_offset), max_offset)
+
+
+def on_broker_restart(broker: Broker, config: Config, now: int, *, graceful: bool = False) -> Broker:
+    """[DT-09] The broker restarts at `now`: every level resumes from its persisted offset (in-memory ones are lost).
+
+    A graceful shutdown persists first (DT-08); a crash does not, so the messages between the persisted and the
+    in-memory offset are delivered again. Each level's first run is FIRST_DELAY_TIME after the restart (DT-01).
+    """
+    state = broker.schedule
+    if graceful:
+        state = process_flush(state, now)
+    high_water = {level: task.high_water for level, task in state.tasks.items()}
+    tasks, persisted = {}, {}
+    for level, offset in state.persisted_offsets.items():
+        queue_length = len(get_schedule_queue(broker.store, level))
+        corrected = compute_corrected_delay_offset(offset, 0, queue_length)
+        persisted[level] = corrected
+        tasks[level] = LevelTask(corrected, now + FIRST_DELAY_TIME, max(corrected, high_water.get(level, 0)))
+    for level, mark in high_water.items():
+        tasks.setdefault(level, LevelTask(0, now + FIRST_DELAY_TIME, mark))
+    restarted = ScheduleState(started_at=now, tasks=pmap(tasks), persisted_offsets=state.persisted_offsets)
+    if persisted != dict(state.persisted_offsets):
+        restarted = evolve(restarted, next_flush=compute_next_flush_time(restarted, config, now))
+    return evolve(broker, schedule=restarted)

@@ -13,11 +13,11 @@ from model.broker import create_broker
 from model.config import Config
 from model.message import Message, MessageQueue
 from model.offset_store import create_offset_store
-from model.orderly import ListenerResult, process_consume_result, process_gate, process_store_commit, process_take
+from model.orderly import OrderlyStatus, process_consume_result, process_gate, process_store_commit, process_take
 from model.process_queue import create_process_queue, put_message
 from model.queue_locks import on_lock_batch
 
-OUTCOMES = [ListenerResult.SUCCESS, ListenerResult.SUCCESS, ListenerResult.SUSPEND, ListenerResult.COMMIT]
+OUTCOMES = [OrderlyStatus.SUCCESS, OrderlyStatus.SUCCESS, OrderlyStatus.SUSPEND, OrderlyStatus.COMMIT]
 
 
 def run(messages: int, max_reconsume_times: int) -> tuple[int, float]:

@@ -32,7 +32,7 @@ RESUBMIT_AFTER_LOCK_OK = 10
 RESUBMIT_AFTER_LOCK_FAILED = 3_000
 
 
-class ListenerResult(enum.Enum):
+class OrderlyStatus(enum.Enum):
     """What the listener did: a ConsumeOrderlyStatus, an exception, or a null return."""
 
     SUCCESS = "SUCCESS"
@@ -41,6 +41,16 @@ class ListenerResult(enum.Enum):
     SUSPEND = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
     EXCEPTION = "exception"
     NULL = "null"
+
+
+@frozen
+class OrderlyResult:
+    """One orderly listener invocation as the application ends it: the status (or exception / null) and the
+    ConsumeOrderlyContext fields it set (COC defaults: autoCommit true, suspendCurrentQueueTimeMillis -1)."""
+
+    status: OrderlyStatus = OrderlyStatus.SUCCESS
+    auto_commit: bool = True
+    suspend_current_queue_time_millis: int = -1
 
 
 class Step(enum.Enum):
@@ -83,9 +93,9 @@ def process_take(pq, config: Config):
     return pqs.take_messages(pq, config.consume_message_batch_max_size)
 
 
-def get_status(outcome: ListenerResult) -> ListenerResult:
+def get_status(outcome: OrderlyStatus) -> OrderlyStatus:
     """[OR-04] An exception or a null return counts as SUSPEND_CURRENT_QUEUE_A_MOMENT."""
-    return ListenerResult.SUSPEND if outcome in (ListenerResult.EXCEPTION, ListenerResult.NULL) else outcome
+    return OrderlyStatus.SUSPEND if outcome in (OrderlyStatus.EXCEPTION, OrderlyStatus.NULL) else outcome
 
 
 @frozen
@@ -143,7 +153,7 @@ class ConsumeResult:
     rules: tuple[str, ...]
 
 
-def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs, outcome: ListenerResult, now: int, *,
+def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs, outcome: OrderlyStatus, now: int, *,
                            auto_commit: bool = True, suspend_millis: int = -1, send_ok: bool = True,
                            random_int: int = 0) -> ConsumeResult:
     """[OR-05] With autoCommit (the default) SUCCESS, COMMIT and ROLLBACK all commit; [OR-06] without it only COMMIT
@@ -153,7 +163,7 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
     status = get_status(outcome)
     rules = ("OR-04",) if status is not outcome else ()
     delay = compute_suspend_millis(config, suspend_millis)
-    if status is ListenerResult.SUSPEND:
+    if status is OrderlyStatus.SUSPEND:
         back = process_check_reconsume_times(broker, config, group, msgs, now, send_ok, random_int)
         rules += back.rules
         if back.suspend:
@@ -163,10 +173,10 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
             return ConsumeResult(back.broker, pq, -1, True, None, back.sent, rules + ("OR-06",))
         pq, offset = pqs.commit(pq)
         return ConsumeResult(back.broker, pq, offset, True, None, back.sent, rules + ("OR-05", "OR-10"))
-    if auto_commit or status is ListenerResult.COMMIT:
+    if auto_commit or status is OrderlyStatus.COMMIT:
         pq, offset = pqs.commit(pq)
         return ConsumeResult(broker, pq, offset, True, None, (), rules + ("OR-05" if auto_commit else "OR-06", "OR-10"))
-    if status is ListenerResult.ROLLBACK:
+    if status is OrderlyStatus.ROLLBACK:
         return ConsumeResult(broker, pqs.rollback(pq), -1, False, delay, (), rules + ("OR-06", "CFG-04"))
     return ConsumeResult(broker, pq, -1, True, None, (), rules + ("OR-06",))
 

@@ -14,7 +14,7 @@ from model.config import Config, MessageModel
 from model.message import Message, MessageQueue
 from model.offset_store import create_offset_store, get_offset, update_offset
 from model.orderly import (
-    ListenerResult,
+    OrderlyStatus,
     Step,
     process_consume_result,
     process_gate,
@@ -24,7 +24,7 @@ from model.orderly import (
 from model.process_queue import create_process_queue, put_message
 
 GROUP, TOPIC = "g", "t"
-R = ListenerResult
+R = OrderlyStatus
 # Reference §3, processConsumeResult: (autoCommit, status) -> (commits, continues, rolls back / requeues).
 EXPECTED = {
     (True, R.SUCCESS): ("commit", True),
@@ -47,7 +47,7 @@ def make_pq(first: int, count: int, reconsume_times: int = 0, now: int = 0):
     return pq
 
 
-outcomes = st.sampled_from(list(ListenerResult))
+outcomes = st.sampled_from(list(OrderlyStatus))
 
 
 @given(auto_commit=st.booleans(), outcome=outcomes, first=st.integers(0, 50), count=st.integers(1, 6),

@@ -22,7 +22,7 @@ from hypothesis.stateful import (
 from model.broker import commit_offset, create_broker, query_offset
 from model.message import Message, MessageQueue
 from model.offset_store import create_offset_store
-from model.orderly import ListenerResult, Step, process_consume_result, process_gate, process_take
+from model.orderly import OrderlyStatus, Step, process_consume_result, process_gate, process_take
 from model.orderly_rebalance import process_remove_queue
 from model.process_queue import create_process_queue, put_message
 from model.queue_locks import on_lock_batch, process_lock_all
@@ -120,7 +120,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         event("OR-03")
 
     @precondition(lambda self: self.running)
-    @rule(data=st.data(), outcome=st.sampled_from(list(ListenerResult)), auto_commit=st.booleans())
+    @rule(data=st.data(), outcome=st.sampled_from(list(OrderlyStatus)), auto_commit=st.booleans())
     def listener_returns(self, data, outcome, auto_commit):
         client = data.draw(st.sampled_from(sorted(self.running)))
         msgs, generation = self.running.pop(client)
@@ -131,7 +131,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         self.broker, self.pqs[client] = result.broker, result.pq
         for rule_id in result.rules:
             event(rule_id)
-        if outcome in (ListenerResult.SUCCESS, ListenerResult.COMMIT) or (auto_commit and result.commit_offset >= 0):
+        if outcome in (OrderlyStatus.SUCCESS, OrderlyStatus.COMMIT) or (auto_commit and result.commit_offset >= 0):
             self.finished.update(m.queue_offset for m in msgs)
         if result.sent and auto_commit and result.commit_offset >= 0:
             self.finished.update(m.queue_offset for m in msgs)  # given up and skipped

@@ -20,7 +20,7 @@ from model.broker import create_broker
 from model.config import Config
 from model.consume_common import reset_retry_and_namespace
 from model.message import PROPERTY_REAL_TOPIC, is_dlq_topic, is_retry_topic
-from model.orderly import ListenerResult, process_consume_result, process_take
+from model.orderly import OrderlyStatus, process_consume_result, process_take
 from model.process_queue import create_process_queue, put_message
 from model.profiles import PROFILES
 from properties.test_orderly_consume import GROUP, TOPIC, make_messages
@@ -28,7 +28,7 @@ from properties.test_orderly_consume import GROUP, TOPIC, make_messages
 # Upstream issue #6163 (#5717): 5.0.0-5.1.0 orderly consumers never reach the DLQ.
 EXPECTED_VIOLATIONS = {"5.0.0": "#6163"}
 ROUNDS = 4  # retry-topic round trips the driver follows before it calls the message "never dead-lettered"
-outcomes = st.lists(st.sampled_from([ListenerResult.SUSPEND, ListenerResult.EXCEPTION, ListenerResult.NULL]),
+outcomes = st.lists(st.sampled_from([OrderlyStatus.SUSPEND, OrderlyStatus.EXCEPTION, OrderlyStatus.NULL]),
                     min_size=1)
 
 

@@ -1,7 +1,7 @@
-"""OrderlyConsumption: two instances of one orderly group share one queue through the broker lock (spec/12).
-
-The driver is deliberately small: one queue, instantaneous pulls, offsets persisted to the broker at commit. It
-runs the model's lock, gate, take, result and removal steps; the invariants are the chapter's claims.
+"""LeaseExpiry: a small driver (one queue, two instances, instant pulls) over the pure lock, gate, take, result
+and removal steps, for what the system cannot produce on its own: an instance that hangs (a long GC pause, a stuck
+call) and so neither renews its lease nor returns from its listener (OR-14 refuted without its proviso). The
+chapter's machine on the whole system is properties/test_orderly_system.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ GROUP, TOPIC, MQ = "g", "t", MessageQueue("t", 0)
 CLIENTS = ("A", "B")
 
 
-class OrderlyConsumption(RuleBasedStateMachine):
+class LeaseExpiry(RuleBasedStateMachine):
     STRICT = False  # the refutation subclass asserts exclusivity even across an expired lease or a forced unlock
 
     def __init__(self):
@@ -159,10 +159,10 @@ def _one(pq):
     return pmap({MQ: pq})
 
 
-TestOrderlyConsumption = OrderlyConsumption.TestCase
+TestLeaseExpiry = LeaseExpiry.TestCase
 
 
-class StrictOrderlyConsumption(OrderlyConsumption):
+class StrictLeaseExpiry(LeaseExpiry):
     """Listeners hang (they never return) and exclusivity is asserted without the lease proviso."""
 
     STRICT = True
@@ -186,7 +186,7 @@ class StrictOrderlyConsumption(OrderlyConsumption):
 def test_a_lease_expiring_mid_consume_breaks_exclusivity():
     """OR-14 refuted without its proviso: a listener outliving its lease lets a second instance run the queue."""
     with pytest.raises(AssertionError, match="OR-14"):
-        run_state_machine_as_test(StrictOrderlyConsumption, settings=settings(
+        run_state_machine_as_test(StrictLeaseExpiry, settings=settings(
             max_examples=500, stateful_step_count=8, database=None, deadline=None, derandomize=True))
 
 

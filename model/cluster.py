@@ -293,6 +293,8 @@ class OffsetUpdated:
     offset: int
     time: int
     rules: tuple[str, ...] = ()
+    # Which ProcessQueue lifetime: a re-added queue starts a new offset history (removeDirtyOffset).
+    lifetime: tuple[int, int] = (0, 0)
 
 
 @frozen

@@ -99,7 +99,8 @@ def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, 
     store = update_offset(consumer.offset_store, mq, offset, increase_only)
     consumer = evolve(consumer, offset_store=store)
     current = store.offsets[mq].value
-    return put_consumer(system, consumer), [OffsetUpdated(consumer.client_id, mq, current, system.now, rules)]
+    lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
+    return put_consumer(system, consumer), [OffsetUpdated(consumer.client_id, mq, current, system.now, rules, lifetime)]
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:

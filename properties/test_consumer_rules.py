@@ -1,0 +1,202 @@
+"""Focused checks of chapters 07-11: each test names the rule it pins; expected values come from the reference."""
+
+from __future__ import annotations
+
+from hypothesis import find, settings
+from hypothesis import strategies as st
+
+from model.broker import query_offset
+from model.cluster import (
+    GROUP,
+    TOPIC,
+    Advance,
+    CompleteConsume,
+    ConsumeStatus,
+    Crash,
+    DeliverOneway,
+    ExpireQueueHead,
+    ListenerInvoked,
+    ListenerResult,
+    Produce,
+    SendBackOutcome,
+    SetMembers,
+)
+from model.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
+from model.config import Config, MessageModel
+from model.consume_service import get_consume_service
+from model.drain import drain
+from model.message import MessageQueue, java_string_hash
+from model.system import create_system, step
+
+Q0 = MessageQueue(TOPIC, 0)
+FAIL = ListenerResult(ConsumeStatus.RECONSUME_LATER)
+
+
+def run(system, *events):
+    seen = []
+    for ev in events:
+        system, observations = step(system, ev)
+        seen.extend(observations)
+    return system, seen
+
+
+def test_concurrently_service_is_chosen():
+    """[CC-01]"""
+    assert get_consume_service(Config()) is CONCURRENTLY_SERVICE
+
+
+def test_ack_index_rules():
+    """[CC-03] [CC-04] RECONSUME_LATER ignores ackIndex; success clamps it; an exception is RECONSUME_LATER."""
+    assert compute_ack_index(ListenerResult(ConsumeStatus.RECONSUME_LATER, ack_index=5), 3)[1] == -1
+    assert compute_ack_index(ListenerResult(ConsumeStatus.CONSUME_SUCCESS), 3)[1] == 2
+    assert compute_ack_index(ListenerResult(ConsumeStatus.CONSUME_SUCCESS, ack_index=-1), 3)[1] == -1
+    assert compute_ack_index(ListenerResult(ConsumeStatus.EXCEPTION, ack_index=1), 3)[:2] == (
+        ConsumeStatus.RECONSUME_LATER, -1)
+
+
+def test_broadcasting_never_retries():
+    """[SY-08] [CC-09] [PL-09] Failed broadcast messages are dropped; the offset still reaches the end."""
+    system = create_system(Config(message_model=MessageModel.BROADCASTING), ("c1", "c2"), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(5)], Advance(0))
+    system, seen, _ = drain(system, lambda r: CompleteConsume(r.request_id, FAIL))
+    assert not [o for o in seen if isinstance(o, SendBackOutcome)]
+    assert all(mq.topic == TOPIC for c in system.consumers.values() for mq in c.process_queues)
+    assert all(c.offset_store.offsets[Q0].value == 5 for c in system.consumers.values())
+
+
+def test_tag_hash_collision_is_dropped_by_the_client():
+    """[PL-04] [PL-05] [PL-06] "Aa" and "BB" share a hash: the broker passes "BB", the client drops it, and the
+    offset passes it only by correctTagsOffset after the 15 s long-poll."""
+    assert java_string_hash("Aa") == java_string_hash("BB")
+    system = create_system(Config(), topic_queue_nums=1, subscription=frozenset({"Aa"}))
+    system, seen = run(system, Produce("k1", tags="BB"), Advance(1000))
+    assert not [o for o in seen if isinstance(o, ListenerInvoked)]
+    assert system.consumers["c1"].offset_store.offsets.get(Q0) is None
+    system, _ = run(system, Advance(16_000))
+    assert system.consumers["c1"].offset_store.offsets[Q0].value == 1
+
+
+def test_consume_timeout():
+    """[CT-01] [CT-02] [CT-03] [CT-04] A stuck listener is sent back at level 3 after 15-30 min without moving
+    the offset; its late failure sends it back again in 4.9.8 but not in 5.3.3."""
+    for profile, expected_send_backs in (("4.9.8", 2), ("5.3.3", 1)):
+        system = create_system(Config(profile=profile), topic_queue_nums=1)
+        system, _ = run(system, Produce("k1"), Advance(0))
+        (request_id,) = system.requests
+        system, seen = run(system, Advance(15 * 60_000))
+        assert not [o for o in seen if isinstance(o, SendBackOutcome)]
+        system, seen = run(system, Advance(30 * 60_000))
+        assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
+        # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
+        assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
+        system, late = run(system, CompleteConsume(request_id, FAIL))
+        assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == expected_send_backs
+
+
+def test_broker_offset_decreases_on_a_late_oneway():
+    """[SY-02] [RB-05] [PL-07] Two persists delivered in reverse order move the broker's offset back."""
+    system = create_system(Config(), topic_queue_nums=1, hold_oneway=True)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    system, _ = run(system, CompleteConsume(min(system.requests)), Advance(10_000))
+    system, _ = run(system, Produce("k2"), Advance(10_001))
+    system, _ = run(system, CompleteConsume(min(system.requests)), Advance(15_000))
+    old, new = [c.offset for c in system.oneway if c.queue == Q0]
+    assert (old, new) == (1, 2)
+    system, _ = run(system, DeliverOneway(len(system.oneway) - 1))
+    assert query_offset(system.broker, GROUP, TOPIC, 0) == 2
+    index = next(i for i, c in enumerate(system.oneway) if c.queue == Q0)
+    system, _ = run(system, DeliverOneway(index))
+    assert query_offset(system.broker, GROUP, TOPIC, 0) == 1
+
+
+def test_offset_illegal_moves_to_the_queue_head():
+    """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL; 10 s later the consumer resumes there."""
+    system = create_system(Config(), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2), Advance(11_000))
+    invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
+    assert invoked == [2]
+
+
+def test_rebalance_discards_in_flight_results():
+    """[RB-02] [RB-03] [RB-04] [RB-01] The old owner's result is discarded; the new owner re-consumes from the
+    persisted offset."""
+    system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    (request_id,) = system.requests
+    system, _ = run(system, SetMembers(("c2",)), Advance(1))
+    system, seen = run(system, CompleteConsume(request_id))
+    assert seen[0].discarded
+    assert [m.uniq_key for r in system.requests.values() for m in r.messages] == ["k1"]
+
+
+def count_duplicates(finished: int) -> tuple[int, int]:
+    """[RB-06] [SY-11] Head stuck, `finished` messages behind it done, crash after a persist: (duplicates, the
+    finished messages at or above the persisted offset)."""
+    system = create_system(Config(consume_concurrently_max_span=4, pull_batch_size=2), ("c1", "c2"),
+                           topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(finished + 1)])
+    owner = next(c for c in system.consumers.values() if Q0 in c.process_queues).client_id
+    system, _ = run(system, Advance(1))
+    done = set()
+    while True:
+        pending = [r for r in system.requests.values() if r.messages[0].queue_offset > 0]
+        if not pending:
+            break
+        done.add(pending[0].messages[0].uniq_key)
+        system, _ = run(system, CompleteConsume(pending[0].request_id), Advance(system.now + 50))
+    system, _ = run(system, Advance(system.now + 10_000), Crash(owner))
+    system, seen = run(system, Advance(system.now + 30_000))
+    system, more, _ = drain(system)
+    again = [m.uniq_key for o in seen + more if isinstance(o, ListenerInvoked) for m in o.messages]
+    return len(set(again) & done), len(done)
+
+
+def test_duplicates_folklore_refuted():
+    """[SY-11] REFUTATION of seed 003's "at most span − 1 duplicates": Hypothesis finds a history above it."""
+    span = 4
+    found = find(st.integers(0, 30), lambda n: count_duplicates(n)[0] > span - 1, settings=settings(max_examples=50))
+    print(f"seed 003 refuted: {found} finished messages behind a stuck head -> {count_duplicates(found)[0]} "
+          f"duplicates after a crash (span bound {span})")
+    assert count_duplicates(found)[0] > span - 1
+
+
+def test_duplicates_are_finished_messages_above_persisted():
+    """[SY-11] The true bound: exactly the finished messages at or above the persisted offset (the stuck head)."""
+    for n in (0, 3, 12):
+        duplicates, finished = count_duplicates(n)
+        assert duplicates == finished
+
+
+def test_fallback_loses_origin_id():
+    """[SY-09] [CC-06] [CC-05] A first failure through the fallback loses ORIGIN_MESSAGE_ID in 4.9.8 and
+    5.3.3, and keeps it in develop."""
+    for profile, kept in (("4.9.8", False), ("5.3.3", False), ("develop", True)):
+        system = create_system(Config(profile=profile), topic_queue_nums=1)
+        system, _ = run(system, Produce("k1"), Advance(0))
+        (request_id,) = system.requests
+        original = system.requests[request_id].messages[0].msg_id
+        system, _ = run(system, CompleteConsume(request_id, FAIL, send_back_rpc_fails=True), Advance(11_000))
+        retry = [m for r in system.requests.values() for m in r.messages]
+        assert [m.reconsume_times for m in retry] == [1]
+        # develop keeps the id the client knows the message by (its UNIQ_KEY); 4.9.8 / 5.3.3 lose it.
+        assert retry[0].origin_message_id == ("k1" if kept else None), (original, retry[0].origin_message_id)
+
+
+def test_local_resubmit_after_both_send_backs_fail():
+    """[CC-07] [CC-08] [CC-02] Both failing: reconsumeTimes + 1 locally, redelivered from the same queue 5 s later."""
+    system = create_system(Config(), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    (request_id,) = system.requests
+    system, _ = run(system, CompleteConsume(request_id, FAIL, True, True), Advance(4_999))
+    assert not system.requests
+    system, _ = run(system, Advance(5_000))
+    (request,) = system.requests.values()
+    assert (request.queue, request.messages[0].reconsume_times) == (Q0, 1)
+
+
+def test_flow_control_threshold():
+    """[PL-01] [PL-02] [PL-03] [SY-01] [SY-03] [SY-04] [SY-05] [SY-06] [SY-07] [SY-10] With nothing consumed the
+    cache stops growing just past the threshold (strict >, plus one batch)."""
+    system = create_system(Config(pull_threshold_for_queue=5, pull_batch_size=4), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(20)], Advance(1000))
+    assert system.consumers["c1"].process_queues[Q0].msg_count == 8

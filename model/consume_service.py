@@ -35,12 +35,16 @@ class ConsumeService:
     submit: Callable
     complete: Callable
     on_timer: Callable
+    # Rebalance hooks (orderly): `lock_queue(system, client_id, mq) -> (system, granted)` before a queue is added,
+    # `remove_queue(system, client_id, mq) -> (system, observations)` instead of the plain drop.
+    lock_queue: Callable | None = None
+    remove_queue: Callable | None = None
 
 
 def get_consume_service(config: Config) -> ConsumeService:
     """[CC-01] The consume service is chosen once, by `config.consume_mode`."""
     if config.consume_mode is ConsumeMode.ORDERLY:
-        from model.orderly import ORDERLY_SERVICE
+        from model.orderly_service import ORDERLY_SERVICE
 
         return ORDERLY_SERVICE
     from model.concurrently import CONCURRENTLY_SERVICE

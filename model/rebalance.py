@@ -128,7 +128,9 @@ def add_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System,
     store = remove_offset(consumer.offset_store, mq)
     consumer = evolve(consumer, offset_store=store)
     offset = compute_pull_from_where(system, consumer, mq)
-    consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, create_process_queue(system.now)),
+    # Every new ProcessQueue starts locked (RI 4.9.8 L377); only the orderly path reads the mark.
+    pq = evolve(create_process_queue(system.now), locked=True)
+    consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq),
                       generations=consumer.generations.set(mq, consumer.generations.get(mq, 0) + 1),
                       next_offsets=consumer.next_offsets.set(mq, offset))
     system = schedule_pull(put_consumer(system, consumer), client_id, mq, system.now)
@@ -139,11 +141,16 @@ def rebalance_client(system: System, client_id: str) -> tuple[System, list]:
     """[RB-01] updateProcessQueueTableInRebalance: drop queues no longer assigned, then add new ones."""
     target = compute_allocation(system, client_id)
     current = frozenset(system.consumers[client_id].process_queues)
+    service = get_consume_service(system.config)
     observations = []
     for mq in sorted(current - target):
-        system, seen = drop_queue(system, client_id, mq)
+        system, seen = (service.remove_queue or drop_queue)(system, client_id, mq)
         observations.extend(seen)
     for mq in sorted(target - current):
+        if service.lock_queue is not None:
+            system, granted = service.lock_queue(system, client_id, mq)
+            if not granted:
+                continue
         system, seen = add_queue(system, client_id, mq)
         observations.extend(seen)
     return system, observations

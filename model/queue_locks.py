@@ -1,0 +1,122 @@
+"""Queue locks of orderly consumption (spec/12-orderly.md): the broker's RebalanceLockManager and the client side.
+
+The broker keeps one lease per (group, MessageQueue), held by a client id and renewed by every grant; a lease is
+free again once it is older than 60 s. A client marks its ProcessQueue locked when the broker grants the lock and
+considers its own mark stale after 30 s, so a client that stops renewing stops consuming half a lease before
+another client can take the queue.
+"""
+
+from __future__ import annotations
+
+from attrs import evolve, frozen
+from pyrsistent import PMap
+
+from model.broker import Broker, QueueLock, is_lock_expired
+from model.config import Config
+from model.message import MessageQueue
+
+# PQ 4.9.8 L44-46: the client's view of its lock is stale after 30 s; lockAll renews it every 20 s.
+REBALANCE_LOCK_MAX_LIVE_TIME = 30_000
+REBALANCE_LOCK_INTERVAL = 20_000
+# CMOS 4.9.8 L95-108: lockMQPeriodically starts 1 s after start().
+LOCK_ALL_INITIAL_DELAY = 1_000
+# RPI 4.9.8 L36: an orderly queue removed while it still caches messages is unlocked 20 s later.
+UNLOCK_DELAY_TIME_MILLS = 20_000
+
+
+@frozen
+class LockResult:
+    """What a lock request returns: the new broker and the queues granted to the caller."""
+
+    broker: Broker
+    granted: frozenset
+    rules: tuple[str, ...] = ("LK-01",)
+
+
+def get_lock_owner(broker: Broker, group: str, mq: MessageQueue, now: int) -> str | None:
+    """The client whose lease on `mq` is still valid at `now`, or None when the queue is free."""
+    lock = broker.queue_locks.get((group, mq))
+    if lock is None or is_lock_expired(lock, now):
+        return None
+    return lock.client_id
+
+
+def is_grantable(lock: QueueLock | None, client_id: str, now: int) -> bool:
+    """[LK-01] A lock is granted when the queue has no entry, the entry is the caller's, or its lease expired."""
+    return lock is None or lock.client_id == client_id or is_lock_expired(lock, now)
+
+
+def on_lock_batch(broker: Broker, group: str, mqs, client_id: str, now: int) -> LockResult:
+    """[LK-01] tryLockBatch: every grantable queue is (re)leased to the caller at `now`; the rest stay untouched."""
+    locks = broker.queue_locks
+    granted = []
+    for mq in sorted(mqs):
+        key = (group, mq)
+        if is_grantable(locks.get(key), client_id, now):
+            locks = locks.set(key, QueueLock(client_id, now))
+            granted.append(mq)
+    return LockResult(evolve(broker, queue_locks=locks), frozenset(granted))
+
+
+def on_unlock_batch(broker: Broker, group: str, mqs, client_id: str) -> Broker:
+    """[LK-02] unlockBatch removes the caller's own entries, expired or not, and leaves other clients' entries."""
+    locks = broker.queue_locks
+    for mq in mqs:
+        lock = locks.get((group, mq))
+        if lock is not None and lock.client_id == client_id:
+            locks = locks.remove((group, mq))
+    return evolve(broker, queue_locks=locks)
+
+
+def is_client_lock_expired(last_lock_timestamp: int, now: int) -> bool:
+    """[LK-04] The client's lock mark is stale strictly more than 30 s after the last successful lock."""
+    return now - last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME
+
+
+def is_lock_needed_to_consume(config: Config) -> bool:
+    """[LK-05] Only a CLUSTERING orderly consumer needs the broker lock to consume; BROADCASTING never checks it."""
+    return config.is_clustering
+
+
+def is_lock_needed_to_add_queue(config: Config) -> bool:
+    """[LK-05] A rebalance adds an orderly queue only after locking it: always in CLUSTERING, and in BROADCASTING
+    while the profile still passes `isOrder` there (up to 5.3.1, #8772)."""
+    return config.is_clustering or config.profile.broadcast_rebalance_locks_queues
+
+
+def is_lock_all_scheduled(config: Config) -> bool:
+    """[LK-03] lockMQPeriodically runs in CLUSTERING only (1 s after start, then every 20 s)."""
+    return config.is_clustering
+
+
+def process_lock_all(broker: Broker, group: str, client_id: str, pqs: PMap, now: int) -> tuple[Broker, PMap]:
+    """[LK-03] lockAll: one lockBatch for every queue in the ProcessQueue table; a granted queue's ProcessQueue is
+    marked locked at `now`, a refused one is marked unlocked (its consumption stops at the next check)."""
+    result = on_lock_batch(broker, group, pqs.keys(), client_id, now)
+    updated = pqs
+    for mq, pq in pqs.items():
+        if mq in result.granted:
+            updated = updated.set(mq, evolve(pq, locked=True, last_lock_timestamp=now))
+        else:
+            updated = updated.set(mq, evolve(pq, locked=False))
+    return result.broker, updated
+
+
+def process_lock_one(broker: Broker, group: str, client_id: str, pqs: PMap, mq: MessageQueue, now: int):
+    """[LK-01] RebalanceImpl.lock(mq): one-queue lockBatch; on success the ProcessQueue (if any) is marked locked.
+
+    Returns (broker, pqs, granted)."""
+    result = on_lock_batch(broker, group, (mq,), client_id, now)
+    granted = mq in result.granted
+    pq = pqs.get(mq)
+    if granted and pq is not None:
+        pqs = pqs.set(mq, evolve(pq, locked=True, last_lock_timestamp=now))
+    return result.broker, pqs, granted
+
+
+def compute_first_pull_offset(locked: bool, previously_locked: bool, next_offset: int, computed_offset: int):
+    """[LK-06] An orderly pull waits while its queue is unlocked (None); the first pull after the lock replaces the
+    request's offset by computePullFromWhere's, later pulls keep their own. Returns (offset | None, previously)."""
+    if not locked:
+        return None, previously_locked
+    return (next_offset if previously_locked else computed_offset), True

@@ -1,0 +1,171 @@
+"""Properties of spec/12-orderly.md for one ConsumeRequest: gate, takeMessages, listener outcomes, local retry.
+
+Expected values come from the reference's §3 table (written out below as `EXPECTED`), not from model/orderly.py.
+"""
+
+from __future__ import annotations
+
+from attrs import evolve
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from model.broker import create_broker
+from model.config import Config, MessageModel
+from model.message import Message, MessageQueue
+from model.offset_store import create_offset_store, get_offset, update_offset
+from model.orderly import (
+    OrderlyStatus,
+    Step,
+    process_consume_result,
+    process_gate,
+    process_store_commit,
+    process_take,
+)
+from model.process_queue import create_process_queue, put_message
+
+GROUP, TOPIC = "g", "t"
+R = OrderlyStatus
+# Reference §3, processConsumeResult: (autoCommit, status) -> (commits, continues, rolls back / requeues).
+EXPECTED = {
+    (True, R.SUCCESS): ("commit", True),
+    (True, R.COMMIT): ("commit", True),
+    (True, R.ROLLBACK): ("commit", True),
+    (True, R.SUSPEND): ("requeue", False),
+    (False, R.SUCCESS): ("keep", True),
+    (False, R.COMMIT): ("commit", True),
+    (False, R.ROLLBACK): ("requeue", False),
+    (False, R.SUSPEND): ("requeue", False),
+}
+
+
+def make_messages(first: int, count: int, reconsume_times: int = 0) -> list[Message]:
+    return [Message(TOPIC, body=b"x", queue_offset=first + i, reconsume_times=reconsume_times) for i in range(count)]
+
+
+def make_pq(first: int, count: int, reconsume_times: int = 0, now: int = 0):
+    pq, _ = put_message(create_process_queue(now), make_messages(first, count, reconsume_times))
+    return pq
+
+
+outcomes = st.sampled_from(list(OrderlyStatus))
+
+
+@given(auto_commit=st.booleans(), outcome=outcomes, first=st.integers(0, 50), count=st.integers(1, 6),
+       batch=st.integers(1, 4), suspend=st.integers(-1, 40_000))
+def test_listener_outcomes_follow_the_reference_table(auto_commit, outcome, first, count, batch, suspend):
+    """OR-04 OR-05 OR-06 OR-07 OR-10"""
+    config = Config(consume_mode="orderly", consume_message_batch_max_size=batch)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    pq, msgs = process_take(make_pq(first, count), config)
+    status = R.SUSPEND if outcome in (R.EXCEPTION, R.NULL) else outcome
+    effect, continues = EXPECTED[(auto_commit, status)]
+    result = process_consume_result(broker, pq, config, GROUP, msgs, outcome, 0, auto_commit=auto_commit,
+                                    suspend_millis=suspend)
+    for rule in result.rules:
+        event(rule)
+    taken = [m.queue_offset for m in msgs]
+    assert taken == list(range(first, first + min(batch, count)))
+    assert result.continue_consume is continues
+    assert result.commit_offset == (taken[-1] + 1 if effect == "commit" else -1)
+    millis = 1000 if suspend == -1 else suspend
+    assert result.resubmit_after == (None if continues else min(max(millis, 10), 30_000))
+    tree = dict(result.pq.msg_tree_map.items())
+    consuming = [o for o, _ in result.pq.consuming_msg_orderly_tree_map.items()]
+    if effect == "keep":
+        assert consuming == taken
+    else:
+        assert consuming == []
+        assert all((offset in tree) is (effect == "requeue") for offset in taken)
+    if status is R.SUSPEND:
+        assert [tree[o].reconsume_times for o in taken] == [1] * len(taken)
+
+
+@given(outcome=st.sampled_from([R.SUSPEND, R.EXCEPTION, R.NULL]), max_times=st.integers(0, 5),
+       auto_commit=st.booleans())
+def test_a_poison_message_is_delivered_max_plus_one_times_before_the_send(outcome, max_times, auto_commit):
+    """OR-07 OR-08 OR-15: the local counter climbs 0..N; the (N+1)-th failure produces it to %RETRY%<group>."""
+    config = Config(consume_mode="orderly", max_reconsume_times=max_times)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    pq, deliveries = make_pq(0, 1), 0
+    while True:
+        pq, msgs = process_take(pq, config)
+        deliveries += 1
+        assert [m.reconsume_times for m in msgs] == [deliveries - 1]
+        result = process_consume_result(broker, pq, config, GROUP, msgs, outcome, 0, auto_commit=auto_commit)
+        pq, broker = result.pq, result.broker
+        if result.sent:
+            break
+        assert deliveries <= max_times + 1
+    assert deliveries == max_times + 1
+    # autoCommit skips the given-up message; manual commit leaves it taken and uncommitted (reference §3).
+    assert result.commit_offset == (1 if auto_commit else -1)
+    assert result.continue_consume
+
+
+@given(max_times=st.integers(0, 3), auto_commit=st.booleans())
+def test_a_failed_give_up_send_keeps_suspending(max_times, auto_commit):
+    """OR-08: when the producer send fails the message stays, with reconsumeTimes + 1, and nothing is committed."""
+    config = Config(consume_mode="orderly", max_reconsume_times=max_times)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    pq, msgs = process_take(make_pq(0, 1, reconsume_times=max_times), config)
+    result = process_consume_result(broker, pq, config, GROUP, msgs, R.SUSPEND, 0, auto_commit=auto_commit,
+                                    send_ok=False)
+    assert (result.sent, result.commit_offset, result.continue_consume) == ((), -1, False)
+    assert [m.reconsume_times for m in result.pq.msg_tree_map.values()] == [max_times + 1]
+    assert result.broker == broker
+
+
+def test_one_retriable_message_keeps_a_given_up_one_in_the_batch():
+    """OR-07 OR-08: checkReconsumeTimes suspends the whole batch if one message is below the maximum; the message
+    already produced to %RETRY% is put back too (and will be produced again)."""
+    config = Config(consume_mode="orderly", max_reconsume_times=1, consume_message_batch_max_size=2)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    pq, _ = put_message(create_process_queue(), make_messages(0, 1, 1) + make_messages(1, 1, 0))
+    pq, msgs = process_take(pq, config)
+    result = process_consume_result(broker, pq, config, GROUP, msgs, R.SUSPEND, 0)
+    assert len(result.sent) == 1 and not result.continue_consume and result.commit_offset == -1
+    assert [m.reconsume_times for m in result.pq.msg_tree_map.values()] == [1, 1]
+
+
+@given(clustering=st.booleans(), locked=st.booleans(), since_lock=st.integers(0, 60_000),
+       since_begin=st.integers(0, 120_000), dropped=st.booleans(), first=st.booleans())
+def test_the_gate(clustering, locked, since_lock, since_begin, dropped, first):
+    """OR-01 OR-02 LK-04 LK-05"""
+    config = Config(consume_mode="orderly", message_model="clustering" if clustering else "broadcasting")
+    now = 200_000
+    pq = make_pq(0, 1)
+    pq = evolve(pq, locked=locked, dropped=dropped, last_lock_timestamp=now - since_lock)
+    gate = process_gate(pq, config, now, now - since_begin, first)
+    for rule in gate.rules:
+        event(rule)
+    lock_ok = not clustering or (locked and since_lock <= 30_000)
+    if dropped:
+        assert gate.step is Step.STOP
+    elif not lock_ok:
+        assert (gate.step, gate.delay) == (Step.TRY_LOCK_LATER, 100 if first else 10)
+    elif since_begin > 60_000:
+        assert (gate.step, gate.delay) == (Step.RESUBMIT_LATER, 10)
+    else:
+        assert gate.step is Step.TAKE
+
+
+def test_broadcasting_still_retries_locally():
+    """OR-17: an orderly BROADCASTING consumer requeues a suspended message; "broadcast never retries" is about the
+    concurrently path only."""
+    config = Config(consume_mode="orderly", message_model=MessageModel.BROADCASTING)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    pq, msgs = process_take(make_pq(7, 1), config)
+    assert process_gate(pq, config, 0, 0, True).step is Step.TAKE
+    result = process_consume_result(broker, pq, config, GROUP, msgs, R.SUSPEND, 0)
+    assert [(o, m.reconsume_times) for o, m in result.pq.msg_tree_map.items()] == [(7, 1)]
+    assert result.resubmit_after == 1000
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.booleans())
+def test_commit_stores_plain_offset(stored, committed, dropped):
+    """OR-10: a commit may move the in-memory offset backwards (increaseOnly = false); a dropped queue's is ignored."""
+    config = Config(consume_mode="orderly")
+    mq = MessageQueue(TOPIC, 0)
+    store = update_offset(create_offset_store(config), mq, stored, False)
+    pq = evolve(create_process_queue(), dropped=dropped)
+    assert get_offset(process_store_commit(store, mq, pq, committed), mq) == (stored if dropped else committed)

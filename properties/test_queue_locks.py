@@ -1,0 +1,92 @@
+"""Properties of the queue-lock rules of spec/12-orderly.md (LK-01..LK-05), against a dictionary oracle."""
+
+from __future__ import annotations
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+from pyrsistent import pmap
+
+from model.broker import Broker
+from model.config import Config
+from model.message import MessageQueue
+from model.process_queue import create_process_queue
+from model.queue_locks import (
+    compute_first_pull_offset,
+    get_lock_owner,
+    is_client_lock_expired,
+    is_lock_needed_to_add_queue,
+    is_lock_needed_to_consume,
+    on_lock_batch,
+    on_unlock_batch,
+    process_lock_all,
+)
+
+GROUP = "g"
+QUEUES = [MessageQueue("t", i) for i in range(3)]
+CLIENTS = ["A", "B", "C"]
+LEASE = 60_000  # reference §2: RLM REBALANCE_LOCK_MAX_LIVE_TIME
+
+steps = st.lists(st.tuples(st.sampled_from(["lock", "unlock"]), st.sampled_from(CLIENTS),
+                           st.sets(st.sampled_from(QUEUES), min_size=1), st.integers(0, 70_000)), max_size=25)
+
+
+@given(steps)
+def test_a_lease_is_exclusive_until_it_expires(steps):
+    """LK-01 LK-02: a queue is granted iff free, the caller's, or older than 60 s; unlock frees only one's own."""
+    broker, now, oracle = Broker(), 0, {}  # oracle: mq -> (client, renewed_at)
+    for op, client, mqs, advance in steps:
+        now += advance
+        if op == "lock":
+            result = on_lock_batch(broker, GROUP, mqs, client, now)
+            broker = result.broker
+            expected = {mq for mq in mqs
+                        if mq not in oracle or oracle[mq][0] == client or now - oracle[mq][1] > LEASE}
+            assert result.granted == expected
+            oracle.update({mq: (client, now) for mq in expected})
+            event("LK-01 granted" if expected else "LK-01 refused")
+        else:
+            broker = on_unlock_batch(broker, GROUP, mqs, client)
+            for mq in mqs:
+                if mq in oracle and oracle[mq][0] == client:
+                    del oracle[mq]
+            event("LK-02")
+        for mq in QUEUES:
+            live = oracle.get(mq)
+            assert get_lock_owner(broker, GROUP, mq, now) == (live[0] if live and now - live[1] <= LEASE else None)
+
+
+@given(st.integers(0, 100_000), st.sampled_from(CLIENTS))
+def test_lock_all_marks_granted_queues_locked_and_refused_ones_unlocked(now, client):
+    """LK-03: lockAll renews the lock mark of every granted queue and clears it on every refused one."""
+    broker = on_lock_batch(Broker(), GROUP, QUEUES[:1], "A", 0).broker
+    pqs = pmap({mq: create_process_queue(0) for mq in QUEUES})
+    broker, pqs = process_lock_all(broker, GROUP, client, pqs, now)
+    for mq, pq in pqs.items():
+        held_by_other = mq == QUEUES[0] and client != "A" and now <= LEASE
+        assert pq.locked is not held_by_other
+        assert pq.last_lock_timestamp == (0 if held_by_other else now)
+
+
+@given(st.integers(0, 100_000), st.integers(0, 100_000))
+def test_the_client_mark_goes_stale_after_30_seconds(locked_at, now):
+    """LK-04"""
+    assert is_client_lock_expired(locked_at, now) is (now - locked_at > 30_000)
+
+
+def test_who_needs_a_lock():
+    """LK-05: BROADCASTING consumes without a lock; its rebalance still locks up to 5.3.1 (#8772)."""
+    assert is_lock_needed_to_consume(Config(consume_mode="orderly"))
+    assert not is_lock_needed_to_consume(Config(consume_mode="orderly", message_model="broadcasting"))
+    assert is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting", profile="4.9.8"))
+    assert not is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting",
+                                                  profile="5.3.3"))
+
+
+@given(st.booleans(), st.booleans(), st.integers(0, 100), st.integers(0, 100))
+def test_first_pull_reads_the_committed_offset(locked, previously, next_offset, committed):
+    """LK-06: only a locked queue pulls; its first pull starts from the store's committed offset (#1825)."""
+    offset, now_previously = compute_first_pull_offset(locked, previously, next_offset, committed)
+    if not locked:
+        assert (offset, now_previously) == (None, previously)
+    else:
+        assert (offset, now_previously) == (next_offset if previously else committed, True)

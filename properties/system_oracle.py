@@ -37,6 +37,7 @@ class Ledger:
         self.client_offsets = {}
         self.send_backs = 0
         self.broadcast_dropped = set()
+        self.delivered_msg_ids = set()
 
     def record(self, observations):
         for o in observations:
@@ -53,8 +54,11 @@ class Ledger:
             if not is_retry_topic(o.queue.topic) and m.reconsume_times == 0:
                 # The id the broker links retries to is the consumed copy's (a delayed produce is re-stored).
                 self.origin_ids.setdefault(m.uniq_key, m.msg_id)
-            if is_retry_topic(o.queue.topic):
+            # A stored message seen again is a local re-consumption (5 s resubmit with a local reconsumeTimes + 1,
+            # or a re-pull after a rebalance or crash), not a broker redelivery: SY-06's exceptions.
+            if is_retry_topic(o.queue.topic) and m.msg_id not in self.delivered_msg_ids:
                 self.check_retry_delivery(m, o.time)
+            self.delivered_msg_ids.add(m.msg_id)
 
     def check_retry_delivery(self, m, now):
         """[SY-06] [SY-05] [SY-09] A broker redelivery: not early, within the retry budget, linked to its origin."""

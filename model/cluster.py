@@ -97,6 +97,16 @@ class Crash:
 
 
 @frozen
+class LockRequestsFail:
+    """From now on (`failing`) or no longer, the instance's lock requests to the broker fail before they arrive
+    (a partition between the instance and the broker, a broker too busy to answer within 1 s): lockAll's lockBatch
+    and lock(mq) throw, and the client changes nothing."""
+
+    client_id: str
+    failing: bool = True
+
+
+@frozen
 class ExpireQueueHead:
     """The broker deletes old commit-log files: offsets below `min_offset` of a queue are gone (OFFSET_ILLEGAL)."""
 
@@ -227,6 +237,8 @@ class System:
     subscription: frozenset | None = None
     subscription_codes: frozenset = frozenset()
     incarnations: int = 0
+    # Instances whose lock requests currently fail (LockRequestsFail).
+    lock_faults: frozenset = frozenset()
 
 
 # ---------------------------------------------------------------- observations (outputs of `step`)

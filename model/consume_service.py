@@ -39,6 +39,9 @@ class ConsumeService:
     # `remove_queue(system, client_id, mq) -> (system, observations)` instead of the plain drop.
     lock_queue: Callable | None = None
     remove_queue: Callable | None = None
+    # `prepare_pull(system, client_id, mq) -> (system, observations)` once flow control let a pull through
+    # (orderly: the first pull after the lock re-reads the offset store).
+    prepare_pull: Callable = lambda system, _client_id, _mq: (system, [])
 
 
 def get_consume_service(config: Config) -> ConsumeService:

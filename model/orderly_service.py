@@ -40,6 +40,7 @@ from model.orderly_rebalance import process_remove_queue
 from model.queue_locks import (
     LOCK_ALL_INITIAL_DELAY,
     REBALANCE_LOCK_INTERVAL,
+    compute_first_pull_offset,
     is_lock_all_scheduled,
     is_lock_needed_to_add_queue,
     on_unlock_batch,
@@ -48,6 +49,8 @@ from model.queue_locks import (
 )
 
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
+# service_state key (PREVIOUSLY_LOCKED, mq) -> the ProcessQueue generation whose first locked pull happened.
+PREVIOUSLY_LOCKED = "previously_locked"
 # DMPCI 4.9.8 L99 pullTimeDelayMillsWhenException: an orderly pull of an unlocked queue is retried this much later.
 PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 3_000
 
@@ -83,8 +86,8 @@ def start(system: System, client_id: str) -> System:
 
 
 def allows_pull(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple[str, ...]]:
-    """[LK-06] An orderly pull waits 3 s while its ProcessQueue is not locked. (The first locked pull's offset
-    recomputation coincides with RB-04's here: a queue is added only after its lock, as a locked ProcessQueue.)"""
+    """[LK-06] An orderly pull waits 3 s while its ProcessQueue is not locked — in BROADCASTING too, where only
+    the rebalance marks a new ProcessQueue locked (#2621)."""
     if not pq.locked:
         return PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION, ("LK-06",)
     return None, ()
@@ -188,9 +191,18 @@ def complete(system: System, event) -> tuple[System, list]:
     return system, observations + updated
 
 
+def is_lock_request_failing(system: System, client_id: str) -> bool:
+    """[LK-07] A failing lock request never reaches the broker; the caller catches the exception and changes
+    nothing (lockAll) or takes it as a refusal (lock(mq))."""
+    return client_id in system.lock_faults
+
+
 def on_lock_all(system: System, timer: ServiceTimer) -> tuple[System, list]:
     """[LK-03] lockAll: one lockBatch over the ProcessQueue table (dropped queues kept there included), then again
     20 s later."""
+    if is_lock_request_failing(system, timer.client_id):
+        system = schedule_later(system, timer.client_id, LOCK_ALL, REBALANCE_LOCK_INTERVAL, None)
+        return system, [Note(f"{timer.client_id} lockAll failed", system.now, ("LK-07",))]
     consumer = system.consumers[timer.client_id]
     broker, table = process_lock_all(system.broker, GROUP, timer.client_id, consumer.process_queues, system.now)
     system = put_consumer(evolve(system, broker=broker), evolve(consumer, process_queues=table))
@@ -202,10 +214,7 @@ def on_try_lock(system: System, timer: ServiceTimer) -> tuple[System, list]:
     """[LK-01] tryLockLaterAndReconsume: lock(mq) — whether or not the queue is still this instance's — then
     resubmit 10 ms later on success, 3000 ms on failure."""
     mq, generation = timer.payload
-    consumer = system.consumers[timer.client_id]
-    broker, table, granted = process_lock_one(system.broker, GROUP, timer.client_id, consumer.process_queues, mq,
-                                              system.now)
-    system = put_consumer(evolve(system, broker=broker), evolve(consumer, process_queues=table))
+    system, granted = request_lock(system, timer.client_id, mq)
     delay = RESUBMIT_AFTER_LOCK_OK if granted else RESUBMIT_AFTER_LOCK_FAILED
     system = schedule_later(system, timer.client_id, RESUBMIT, delay, (mq, generation))
     return system, [Note(f"{timer.client_id} {mq}: lock {'granted' if granted else 'refused'}", system.now,
@@ -241,10 +250,34 @@ def lock_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System
     """[LK-01] A rebalance adds an orderly queue only if lock(mq) succeeds (LK-05 says when a lock is asked)."""
     if not is_lock_needed_to_add_queue(system.config):
         return system, True
+    return request_lock(system, client_id, mq)
+
+
+def request_lock(system: System, client_id: str, mq: MessageQueue) -> tuple[System, bool]:
+    """[LK-01] RebalanceImpl.lock(mq); a failing request (LK-07) is a refusal."""
+    if is_lock_request_failing(system, client_id):
+        return system, False
     consumer = system.consumers[client_id]
     broker, table, granted = process_lock_one(system.broker, GROUP, client_id, consumer.process_queues, mq,
                                               system.now)
     return put_consumer(evolve(system, broker=broker), evolve(consumer, process_queues=table)), granted
+
+
+def prepare_pull(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
+    """[LK-06] The first pull of a locked queue (per PullRequest, i.e. per ProcessQueue generation) replaces its
+    next offset by computePullFromWhere, read from the offset store now; later pulls keep their own."""
+    from model.rebalance import compute_pull_from_where
+
+    consumer = system.consumers[client_id]
+    key, generation = (PREVIOUSLY_LOCKED, mq), consumer.generations[mq]
+    if consumer.service_state.get(key) == generation:
+        return system, []
+    previous = consumer.next_offsets[mq]
+    offset, _ = compute_first_pull_offset(True, False, previous, compute_pull_from_where(system, consumer, mq))
+    consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, offset),
+                      service_state=consumer.service_state.set(key, generation))
+    return put_consumer(system, consumer), [Note(f"{client_id} {mq}: pull from {offset} (was {previous})",
+                                                 system.now, ("LK-06",))]
 
 
 def remove_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
@@ -274,5 +307,5 @@ def remove_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[Syst
 
 ORDERLY_SERVICE = ConsumeService(
     name="orderly", start=start, allows_pull=allows_pull, submit=submit, complete=complete, on_timer=on_timer,
-    lock_queue=lock_queue, remove_queue=remove_queue,
+    lock_queue=lock_queue, remove_queue=remove_queue, prepare_pull=prepare_pull,
 )

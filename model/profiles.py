@@ -43,6 +43,8 @@ class Profile:
     broadcast_rebalance_locks_queues: bool
     # §6: an orderly CLUSTERING queue being removed may be force-unlocked after 20 s (5.x).
     orderly_rebalance_force_unlock: bool
+    # §9 / #2621: a rebalance marks a new ProcessQueue locked (4.9.5+); before, only the next lockAll does.
+    new_process_queue_locked: bool
     # §6: readOffset maps a broker exception to -1 (4.9) or -2 (5.x).
     read_offset_broker_exception_is_not_found: bool
 
@@ -62,6 +64,7 @@ _V4_9_1 = Profile(
     offset_illegal_freezes_immediately=False,
     broadcast_rebalance_locks_queues=True,
     orderly_rebalance_force_unlock=False,
+    new_process_queue_locked=False,
     read_offset_broker_exception_is_not_found=True,
 )
 _V4_9_8 = evolve(
@@ -71,6 +74,7 @@ _V4_9_8 = evolve(
     dlq_topic_readable=True,
     scheduler_rechecks_every_100ms=True,
     orderly_send_keeps_origin_message_id=True,
+    new_process_queue_locked=True,
 )
 _V5_0_0 = evolve(
     _V4_9_8,

@@ -97,11 +97,17 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
     pq = consumer.process_queues.get(mq)
     if pq is None or pq.dropped:
         return system, []
+    # LK-08: every pull of a live ProcessQueue, even one held back below, stamps lastPullTimestamp.
+    pq = evolve(pq, last_pull_timestamp=system.now)
+    system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
     delay, rules = compute_flow_control(system, due.client_id, mq, pq)
     if delay is not None:
         system = schedule_pull(system, due.client_id, mq, system.now + delay)
         return system, [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
-    system, observations = commit_piggyback(system, consumer, mq)
+    system, observations = get_consume_service(system.config).prepare_pull(system, due.client_id, mq)
+    consumer = system.consumers[due.client_id]
+    system, piggybacked = commit_piggyback(system, consumer, mq)
+    observations += piggybacked
     offset = consumer.next_offsets[mq]
     status, found, next_offset = get_broker_pull(system, mq, offset)
     if status == "NO_NEW_MSG" and not due.suspended:

@@ -28,7 +28,7 @@ from model.offset_store import (
     update_and_freeze_offset,
     update_offset,
 )
-from model.process_queue import create_process_queue
+from model.process_queue import create_process_queue, is_pull_expired
 from model.pull import commit_broker_offset, schedule_pull
 
 REBALANCE_INTERVAL_MILLIS = 20_000
@@ -128,8 +128,8 @@ def add_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System,
     store = remove_offset(consumer.offset_store, mq)
     consumer = evolve(consumer, offset_store=store)
     offset = compute_pull_from_where(system, consumer, mq)
-    # Every new ProcessQueue starts locked (RI 4.9.8 L377); only the orderly path reads the mark.
-    pq = evolve(create_process_queue(system.now), locked=True)
+    # A new ProcessQueue starts locked from 4.9.5 on (RI 4.9.8 L377, #2621); only the orderly path reads the mark.
+    pq = evolve(create_process_queue(system.now), locked=system.config.profile.new_process_queue_locked)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq),
                       generations=consumer.generations.set(mq, consumer.generations.get(mq, 0) + 1),
                       next_offsets=consumer.next_offsets.set(mq, offset))
@@ -138,14 +138,19 @@ def add_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System,
 
 
 def rebalance_client(system: System, client_id: str) -> tuple[System, list]:
-    """[RB-01] updateProcessQueueTableInRebalance: drop queues no longer assigned, then add new ones."""
+    """[RB-01] updateProcessQueueTableInRebalance: drop queues no longer assigned and [LK-08] assigned ones not
+    pulled for 120 s (isPullExpired), then add the assigned queues missing from the table."""
     target = compute_allocation(system, client_id)
-    current = frozenset(system.consumers[client_id].process_queues)
+    table = system.consumers[client_id].process_queues
+    stale = frozenset(mq for mq in target & frozenset(table) if is_pull_expired(table[mq], system.now))
     service = get_consume_service(system.config)
     observations = []
-    for mq in sorted(current - target):
+    for mq in sorted((frozenset(table) - target) | stale):
+        if mq in stale:
+            observations.append(Note(f"{client_id} {mq}: not pulled for 120 s", system.now, ("LK-08",)))
         system, seen = (service.remove_queue or drop_queue)(system, client_id, mq)
         observations.extend(seen)
+    current = frozenset(system.consumers[client_id].process_queues)
     for mq in sorted(target - current):
         if service.lock_queue is not None:
             system, granted = service.lock_queue(system, client_id, mq)

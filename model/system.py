@@ -17,6 +17,7 @@ from model.cluster import (
     DeliverOneway,
     DlqArrival,
     ExpireQueueHead,
+    LockRequestsFail,
     OffsetIllegalFix,
     PersistDue,
     Produce,
@@ -79,6 +80,12 @@ def on_deliver_oneway(system: System, event: DeliverOneway) -> tuple[System, lis
 def on_expire_queue_head(system: System, event: ExpireQueueHead) -> tuple[System, list]:
     low = max(system.min_offsets.get(event.queue, 0), event.min_offset)
     return evolve(system, min_offsets=system.min_offsets.set(event.queue, low)), []
+
+
+def on_lock_requests_fail(system: System, event: LockRequestsFail) -> tuple[System, list]:
+    """[LK-07] The instance's lock requests start or stop failing."""
+    faults = system.lock_faults | {event.client_id} if event.failing else system.lock_faults - {event.client_id}
+    return evolve(system, lock_faults=frozenset(faults)), []
 
 
 def process_resubmit(system: System, item: Resubmit) -> tuple[System, list]:
@@ -147,6 +154,7 @@ EVENT_HANDLERS: dict[type, Callable] = {
     SetMembers: lambda system, event: set_members(system, event.client_ids),
     Crash: lambda system, event: crash(system, event.client_id),
     ExpireQueueHead: on_expire_queue_head,
+    LockRequestsFail: on_lock_requests_fail,
 }
 
 

@@ -5,6 +5,7 @@ Expected values come from the reference's §3 table (written out below as `EXPEC
 
 from __future__ import annotations
 
+import pytest
 from attrs import evolve
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -21,7 +22,10 @@ from model.orderly import (
     process_store_commit,
     process_take,
 )
+from model.orderly_rebalance import process_remove_queue
 from model.process_queue import create_process_queue, put_message
+from model.queue_locks import on_lock_batch
+from properties.suite import get_suite_config
 
 GROUP, TOPIC = "g", "t"
 R = OrderlyStatus
@@ -169,3 +173,24 @@ def test_commit_stores_plain_offset(stored, committed, dropped):
     store = update_offset(create_offset_store(config), mq, stored, False)
     pq = evolve(create_process_queue(), dropped=dropped)
     assert get_offset(process_store_commit(store, mq, pq, committed), mq) == (stored if dropped else committed)
+
+
+@pytest.mark.parametrize("profile", ["4.9.8", "5.3.3"])
+@pytest.mark.parametrize("running", [False, True])
+@pytest.mark.parametrize("lock_age", [5_000, 25_000])
+def test_removing_a_consuming_queue(profile, running, lock_age):
+    """OR-12: 4.9 keeps a queue whose listener runs and unlocks later if messages remain; 5.x unlocks at once
+    when the listener is idle, and force-unlocks a dropped queue whose lock is older than 20 s."""
+    mq = MessageQueue(TOPIC, 0)
+    config = evolve(get_suite_config(), profile=profile, consume_mode="orderly", message_model="clustering")
+    broker = on_lock_batch(create_broker(config, GROUP, {TOPIC: 1}), GROUP, (mq,), "A", 0).broker
+    pq, _ = put_message(evolve(create_process_queue(0), locked=True), [Message(TOPIC, queue_offset=0)])
+    removal = process_remove_queue(broker, create_offset_store(config), config, GROUP, "A", mq, pq, lock_age,
+                                   running)
+    force = profile == "5.3.3" and lock_age > 20_000
+    assert removal.removed is (not running or force)
+    unlocked = mq not in {q for (_g, q) in removal.broker.queue_locks.keys()}
+    if profile == "4.9.8":
+        assert not unlocked and removal.unlock_at == (None if running else lock_age + 20_000)
+    else:
+        assert unlocked is removal.removed and removal.unlock_at is None

@@ -1,29 +1,56 @@
-"""OrderlyConsumption: an orderly CLUSTERING group on the whole system (model/system.py) — producers, pulls, lockAll,
-rebalance, crashes, the broker's delay timer — with the listener's outcomes chosen by Hypothesis (spec/12-orderly.md).
+"""OrderlyConsumption: an orderly group on the whole system (model/system.py) — producers, pulls, lockAll and
+failing lock requests, rebalance, crashes, the broker's delay timer — with the listener's outcomes chosen by
+Hypothesis (spec/12-orderly.md).
 
-The oracle knows only what a user of a real cluster sees: the messages the listener gets, what it answered, the
-broker's stored messages, committed offsets and lock table. Its expectations come from reference §3, not from the
-model: order (OR-13), exclusivity (OR-14), the local retry counter and its loss with the ProcessQueue (OR-07,
-OR-11), the retry bound (OR-15) and commit correctness (OR-05, OR-06, OR-16).
+The machine runs the suite configuration (properties/suite.py: version, message model, retry preset) with an
+orderly listener taking one message per call; the default test command also runs it in BROADCASTING and with a
+bounded maxReconsumeTimes. The oracle knows only what a user of a real cluster sees: the messages the listener
+gets, what it answered, the broker's stored messages, committed offsets and lock table. Its expectations come
+from reference §3 and §4.4, not from the model: order (OR-13), exclusivity (OR-14), the local retry counter and
+its loss with the ProcessQueue (OR-07, OR-11), the retry bound (OR-15) and commit correctness (OR-05, OR-06,
+OR-16). RocketMQ breaks two of them, and Hypothesis shows it: exclusivity once a lease expires under a running
+listener (`test_a_lease_expiring_mid_consume_breaks_exclusivity`), the retry bound on 5.0.0 (#6163).
 """
 
 from __future__ import annotations
 
+import pytest
 from attrs import evolve
-from hypothesis import event
+from hypothesis import Phase, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
-from model.cluster import GROUP, Advance, CompleteConsume, Crash, ListenerInvoked, Produce, SetMembers
+from model.cluster import GROUP, Advance, CompleteConsume, Crash, ListenerInvoked, LockRequestsFail, Produce, SetMembers
+from model.config import Config
+from model.message import is_retry_topic
 from model.orderly import OrderlyResult, OrderlyStatus
 from model.orderly_service import OrderlyProcessed
 from model.queue_locks import get_lock_owner
 from model.system import create_system, step
-from properties.suite import get_suite_config
+from properties.expected import expect_violation
+from properties.suite import RETRY_PRESETS, get_suite_config
 
 CLIENTS = ("c1", "c2", "c3")
-MAX_RECONSUME_TIMES = 2
 FINISHING = (OrderlyStatus.SUCCESS, OrderlyStatus.COMMIT)
+INTEGER_MAX_VALUE = 2**31 - 1
+MAX_POISON_DELIVERIES = 10  # the poison-message rule runs with a small maxReconsumeTimes only
+
+
+def create_orderly_config(**changes) -> Config:
+    """The suite configuration with an orderly listener that takes one message per call."""
+    return evolve(get_suite_config(), consume_mode="orderly", consume_message_batch_max_size=1, **changes)
+
+
+def get_max_deliveries(config: Config) -> int:
+    """Reference §3: an orderly consumer's maxReconsumeTimes N (-1: Integer.MAX_VALUE) allows N + 1 deliveries."""
+    return (INTEGER_MAX_VALUE if config.max_reconsume_times == -1 else config.max_reconsume_times) + 1
 
 
 def is_commit_expected(status: OrderlyStatus, auto_commit: bool, given_up: bool) -> bool:
@@ -34,14 +61,28 @@ def is_commit_expected(status: OrderlyStatus, auto_commit: bool, given_up: bool)
     return auto_commit or status is OrderlyStatus.COMMIT
 
 
+def is_issue_6163(config: Config) -> bool:
+    """5.0.0-5.1.0 with a bounded maxReconsumeTimes in CLUSTERING (reference §4.4, §9): the give-up carries
+    RECONSUME_TIME = N, the broker dead-letters only N > max, so the message comes back from %RETRY%<group>."""
+    profile = config.profile
+    return (config.is_clustering and config.max_reconsume_times >= 0 and profile.retry_send_dlq_strictly_greater
+            and not profile.orderly_send_reconsume_time_plus_one)
+
+
 class OrderlyConsumption(RuleBasedStateMachine):
+    CONFIG = create_orderly_config()
+    # The refutation subclass asserts exclusivity even after the running instance lost its broker lease.
+    STRICT = False
+
     def __init__(self):
         super().__init__()
-        config = evolve(get_suite_config(), consume_mode="orderly", message_model="clustering",
-                        max_reconsume_times=MAX_RECONSUME_TIMES, consume_message_batch_max_size=1)
-        self.system = create_system(config, ("c1", "c2"))
+        self.system = create_system(self.CONFIG, ("c1", "c2"))
+        self.max_deliveries = get_max_deliveries(self.CONFIG)
         self.produced = 0
-        self.finished: set = set()  # (mq, offset) the listener succeeded on, or that was given up
+        # (scope, mq, offset) the listener succeeded on, or that was given up. A scope is what shares progress:
+        # the group in CLUSTERING, one instance's incarnation in BROADCASTING.
+        self.finished: set = set()
+        self.first_seen: dict = {}  # BROADCASTING: (scope, mq) -> the first offset the scope consumed
         self.expected_r: dict = {}  # (client, incarnation, generation, mq, offset) -> reconsumeTimes it must show
         self.given_up: set = set()  # the same keys: given up, never to be delivered again by that ProcessQueue
         self.running: dict = {}  # request id -> (key, message, excused)
@@ -59,18 +100,37 @@ class OrderlyConsumption(RuleBasedStateMachine):
                 self.check_processed(observation, answers)
         self.excuse_lost_leases()
 
+    def get_scope(self, client_id: str, incarnation: int):
+        return GROUP if self.CONFIG.is_clustering else (client_id, incarnation)
+
+    def get_start(self, scope, mq, offset: int | None = None) -> int | None:
+        """Where a scope's progress on `mq` began: 0 for the group; an instance's first consumed offset."""
+        if self.CONFIG.is_clustering:
+            return 0
+        if offset is not None:
+            self.first_seen.setdefault((scope, mq), offset)
+        return self.first_seen.get((scope, mq))
+
     def get_stored_reconsume_times(self, mq, offset) -> int:
         return self.system.broker.store.get_message(mq.topic, mq.queue_id, offset).reconsume_times
 
     def check_invocation(self, invoked: ListenerInvoked):
+        """What the listener is handed (OR-03: one message, the lowest the ProcessQueue caches)."""
         request = self.system.requests[invoked.request_id]
         (msg,) = invoked.messages
         mq, offset = invoked.queue, msg.queue_offset
         key = (request.client_id, request.incarnation, request.generation, mq, offset)
-        overlapping = [r for r, (k, _m, excused) in self.running.items()
-                       if k[3] == mq and k[0] != request.client_id and self.is_live(k) and not excused]
-        assert not overlapping, f"OR-14: {request.client_id} runs {mq} while requests {overlapping} still run"
-        unfinished = [o for o in range(offset) if (mq, o) not in self.finished]
+        scope = self.get_scope(request.client_id, request.incarnation)
+        assert not is_retry_topic(mq.topic), (
+            f"OR-15: message {msg.get_property('ORIGIN_MESSAGE_ID')} was given up after {self.max_deliveries} "
+            f"deliveries but came back from {mq.topic} with reconsumeTimes {msg.reconsume_times}")
+        if self.CONFIG.is_clustering:
+            overlapping = [r for r, (k, _m, excused) in self.running.items()
+                           if k[3] == mq and k[0] != request.client_id and self.is_live(k)
+                           and (self.STRICT or not (excused or self.has_lost_lease(k)))]
+            assert not overlapping, f"OR-14: {request.client_id} runs {mq} while requests {overlapping} still run"
+        unfinished = [o for o in range(self.get_start(scope, mq, offset), offset)
+                      if (scope, mq, o) not in self.finished]
         assert not unfinished, f"OR-13: {mq} offset {offset} overtook unfinished {unfinished}"
         assert key not in self.given_up, f"OR-08: {mq} offset {offset} delivered again after its give-up"
         expected = self.expected_r.get(key, self.get_stored_reconsume_times(mq, offset))
@@ -81,18 +141,21 @@ class OrderlyConsumption(RuleBasedStateMachine):
     def check_processed(self, processed: OrderlyProcessed, answers):
         key, msg, _excused = self.running.pop(processed.request_id)
         result, send_fails = answers
-        mq = key[3]
+        mq, done = key[3], (self.get_scope(key[0], key[1]), key[3], msg.queue_offset)
         # Under autoCommit a ROLLBACK is treated as SUCCESS (OR-05): the message is done with, as the listener's
         # author must know.
         if result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK and result.auto_commit):
-            self.finished.add((mq, msg.queue_offset))
+            self.finished.add(done)
         if processed.discarded:
             return
+        if result.status is OrderlyStatus.ROLLBACK and not result.auto_commit:
+            # OR-06: rollback puts back the whole consuming map, given-up but uncommitted messages too (OR-08).
+            self.given_up -= {k for k in self.given_up if k[:4] == key[:4]}
         if processed.status is OrderlyStatus.SUSPEND:
-            if msg.reconsume_times >= MAX_RECONSUME_TIMES and not send_fails:
+            if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails:
                 # OR-08: given up — the send went out, and the message is done with as far as this queue goes.
                 assert len(processed.sent) == 1, "OR-08: a message at the maximum was not sent to %RETRY%"
-                self.finished.add((mq, msg.queue_offset))
+                self.finished.add(done)
                 self.given_up.add(key)
             else:
                 self.expected_r[key] = msg.reconsume_times + 1
@@ -100,18 +163,25 @@ class OrderlyConsumption(RuleBasedStateMachine):
                                                                    key in self.given_up), (
             f"OR-05/OR-06: {result} committed {processed.commit_offset}")
         if processed.commit_offset >= 0:
-            skipped = [o for o in range(processed.commit_offset) if (mq, o) not in self.finished]
-            assert not skipped, f"OR-16: commit to {processed.commit_offset} skips unfinished {skipped}"
+            self.check_committed(done[0], mq, processed.commit_offset)
+
+    def check_committed(self, scope, mq, offset: int):
+        """[OR-16] Everything from where the scope began up to a committed offset was finished."""
+        start = self.get_start(scope, mq)
+        skipped = [o for o in range(offset if start is None else start, offset) if (scope, mq, o) not in self.finished]
+        assert not skipped, f"OR-16: commit of {mq} to {offset} skips unfinished {skipped}"
 
     def is_live(self, key) -> bool:
         consumer = self.system.consumers.get(key[0])
         return consumer is not None and consumer.incarnation == key[1]
 
+    def has_lost_lease(self, key) -> bool:
+        return get_lock_owner(self.system.broker, GROUP, key[3], self.system.now) != key[0]
+
     def excuse_lost_leases(self):
         """A running listener whose instance no longer holds the queue's broker lease may overlap (OR-14)."""
         for request_id, (key, msg, excused) in list(self.running.items()):
-            owner = get_lock_owner(self.system.broker, GROUP, key[3], self.system.now)
-            if not excused and owner != key[0]:
+            if not excused and self.has_lost_lease(key):
                 self.running[request_id] = (key, msg, True)
 
     # ------------------------------------------------------------------ rules
@@ -129,12 +199,31 @@ class OrderlyConsumption(RuleBasedStateMachine):
         result = OrderlyResult(status, auto_commit)
         self.apply(CompleteConsume(request_id, result, fallback_fails=send_fails), (result, send_fails))
 
+    @precondition(lambda self: self.system.requests and self.max_deliveries <= MAX_POISON_DELIVERIES)
+    @rule(data=st.data(), auto_commit=st.booleans())
+    def listener_fails_on_a_poison_message(self, data, auto_commit):
+        """The listener suspends on every delivery of one running request's message, each local retry coming back
+        after the suspension (reference §3: 1000 ms clamped to [10, 30000]), until the consumer gives it up."""
+        request = self.system.requests[data.draw(st.sampled_from(sorted(self.system.requests)))]
+        suspension = min(max(self.CONFIG.suspend_current_queue_time_millis, 10), 30_000)
+        result = OrderlyResult(OrderlyStatus.SUSPEND, auto_commit)
+        for _ in range(self.max_deliveries):
+            self.apply(CompleteConsume(request.request_id, result), (result, False))
+            self.apply(Advance(self.system.now + suspension))
+            retried = [r for r in self.system.requests.values()
+                       if (r.client_id, r.queue) == (request.client_id, request.queue)
+                       and r.messages[0].queue_offset == request.messages[0].queue_offset]
+            if not retried:
+                break
+            request = retried[0]
+
     @rule(ms=st.sampled_from([10, 1_000, 3_000, 20_000, 31_000, 61_000]))
     def clock_advances(self, ms):
         self.apply(Advance(self.system.now + ms))
 
     @rule(members=st.sets(st.sampled_from(CLIENTS), min_size=1))
     def group_changes(self, members):
+        """A rebalance; a running queue moved away and back stays stuck until it is not pulled for 120 s (LK-08)."""
         self.apply(SetMembers(tuple(sorted(members))))
 
     @precondition(lambda self: len(self.system.consumers) > 1)
@@ -142,17 +231,24 @@ class OrderlyConsumption(RuleBasedStateMachine):
     def instance_crashes(self, client):
         self.apply(Crash(client))
 
+    @rule(client=st.sampled_from(CLIENTS), failing=st.booleans())
+    def lock_requests_fail(self, client, failing):
+        """LK-07: the instance's lock requests start or stop failing."""
+        self.apply(LockRequestsFail(client, failing))
+
     # ------------------------------------------------------------------ invariants
 
     @invariant()
     def committed_offsets_skip_nothing(self):
         """[OR-16] Everything below a queue's committed offset (client memory or broker) was finished."""
         for consumer in self.system.consumers.values():
+            scope = self.get_scope(consumer.client_id, consumer.incarnation)
             for mq, entry in consumer.offset_store.offsets.items():
-                assert all((mq, o) in self.finished for o in range(entry.value)), f"OR-16: {mq} at {entry.value}"
+                self.check_committed(scope, mq, entry.value)
         for (group, topic, queue_id), offset in self.system.broker.consumer_offsets.items():
             mq = next(mq for mq in self.all_queues() if (mq.topic, mq.queue_id) == (topic, queue_id))
-            assert group != GROUP or all((mq, o) in self.finished for o in range(offset)), f"OR-16: {mq}"
+            if group == GROUP:
+                self.check_committed(GROUP, mq, offset)
 
     def all_queues(self):
         from model.rebalance import get_subscribed_queues
@@ -160,4 +256,73 @@ class OrderlyConsumption(RuleBasedStateMachine):
         return get_subscribed_queues(self.system)
 
 
-TestOrderlyConsumption = OrderlyConsumption.TestCase
+def expect_issue_6163(machine: type[OrderlyConsumption]):
+    """The machine's TestCase, a strict expected failure exactly where its configuration has #6163 — then a
+    refutation: a reproducible search of at least 100 runs that stops at the first counterexample."""
+    test_case = machine.TestCase
+    if is_issue_6163(machine.CONFIG):
+        test_case.settings = settings(test_case.settings, max_examples=max(test_case.settings.max_examples, 100),
+                                      derandomize=True, database=None, phases=(Phase.explicit, Phase.generate))
+    return expect_violation(test_case, "apache/rocketmq#6163",
+                            "an orderly give-up carries RECONSUME_TIME = max, which the broker does not dead-letter",
+                            when=is_issue_6163, config=machine.CONFIG)
+
+
+TestOrderlyConsumption = expect_issue_6163(OrderlyConsumption)
+
+
+class OrderlyBroadcasting(OrderlyConsumption):
+    """OR-17 through the system: every instance consumes every queue, still retrying locally, without lockAll."""
+
+    CONFIG = create_orderly_config(message_model="broadcasting")
+
+
+TestOrderlyBroadcasting = expect_issue_6163(OrderlyBroadcasting)
+
+
+class OrderlyBoundedRetries(OrderlyConsumption):
+    """The `tight` retry preset (maxReconsumeTimes = 2), so give-ups and the retry bound run by default."""
+
+    CONFIG = create_orderly_config(**RETRY_PRESETS["tight"])
+
+
+TestOrderlyBoundedRetries = expect_issue_6163(OrderlyBoundedRetries)
+
+
+class StrictOrderlyConsumption(OrderlyConsumption):
+    """OR-14 without its proviso, in CLUSTERING on the suite's version, with instances that may hang and a group
+    that only grows: listeners run on both queues from the start and never return; a hung instance's lock
+    requests fail from then on."""
+
+    CONFIG = create_orderly_config(message_model="clustering", max_reconsume_times=-1)
+    STRICT = True
+
+    listener_returns = listener_fails_on_a_poison_message = instance_crashes = lock_requests_fail = produce = None
+    group_changes = None
+
+    @initialize()
+    def listeners_run_on_both_queues(self):
+        self.apply(Produce("m0", queue_id=0))
+        self.apply(Produce("m1", queue_id=1))
+        # 4.9.0-4.9.4 pull only after the first lockAll (1 s) and a 3 s pull delay (LK-06).
+        self.apply(Advance(3_010))
+
+    @rule(client=st.sampled_from(CLIENTS))
+    def instance_joins(self, client):
+        self.apply(SetMembers(tuple(sorted({*self.system.members, client}))))
+
+    @rule(client=st.sampled_from(CLIENTS))
+    def instance_hangs(self, client):
+        """LK-07: its lock requests fail from now on (its listener never returns anyway)."""
+        self.apply(LockRequestsFail(client))
+
+
+def test_a_lease_expiring_mid_consume_breaks_exclusivity():
+    """OR-14 refuted without its proviso: an instance whose lock requests fail keeps running its listener after its
+    lease expired, while the queue's next owner locks it and runs the listener too."""
+    with pytest.raises(AssertionError, match="OR-14"):
+        # Shrinking would rerun the system for a shorter history (the shortest is shown in the spec); any
+        # counterexample refutes OR-14.
+        run_state_machine_as_test(StrictOrderlyConsumption, settings=settings(
+            max_examples=300, stateful_step_count=30, database=None, deadline=None, derandomize=True,
+            phases=(Phase.generate,)))

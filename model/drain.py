@@ -19,7 +19,7 @@ from model.errors import IllegalTransition
 from model.offset_store import get_offset
 from model.pull import wake_parked_pulls
 from model.rebalance import get_subscribed_queues
-from model.schedule import compute_level_due_times
+from model.schedule import has_due_levels
 from model.system import get_next_time, process_next, step
 
 Listener = Callable[[ConsumeRequest], CompleteConsume]
@@ -44,7 +44,7 @@ def is_quiescent(system: System) -> bool:
     queue's in-memory offset persisted on the broker."""
     if system.requests or system.pending_resubmits or len(system.oneway):
         return False
-    if compute_level_due_times(system.broker, system.config):
+    if has_due_levels(system.broker, system.config):
         return False
     owned = [mq for consumer in system.consumers.values() for mq in consumer.process_queues]
     expected = get_subscribed_queues(system)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import immutables
 from attrs import evolve, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
@@ -133,7 +134,7 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     return unit.tags_code
 
 
-def get_schedule_queue(store: Store, level: int) -> PVector:
+def get_schedule_queue(store: Store, level: int) -> immutables.Map:
     return store.get_consume_queue(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 

@@ -19,7 +19,10 @@ from model.message import (
     java_string_hash,
 )
 
-EMPTY_QUEUE: PVector = pvector()
+# A consume queue is a map from queue offset to unit (0, 1, 2, ...): indexable and sized like a list. Not a
+# pvector: CPython's young-generation collection traverses a new pvector's every element, so appending to a long
+# queue would cost time proportional to its length at the next collection.
+EMPTY_QUEUE = immutables.Map()
 
 
 class PutMessageStatus(enum.Enum):
@@ -51,7 +54,7 @@ class Store:
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
     schedule_queues: PVector = field(factory=pvector)
 
-    def get_consume_queue(self, topic: str, queue_id: int) -> PVector:
+    def get_consume_queue(self, topic: str, queue_id: int) -> immutables.Map:
         return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
@@ -131,7 +134,7 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
         tags_code = compute_tags_code(stored, delays)
     else:
         tags_code = java_string_hash(stored.tags)
-    queue = queue.append(ConsumeQueueUnit(physical, size, tags_code, now))
+    queue = queue.set(len(queue), ConsumeQueueUnit(physical, size, tags_code, now))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)

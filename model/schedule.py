@@ -7,6 +7,7 @@ from that, the head unit of the level's consume queue and the profile's re-check
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import immutables
@@ -22,6 +23,7 @@ from model.message import (
     PROPERTY_REAL_TOPIC,
     SCHEDULE_TOPIC,
     Message,
+    remove_property,
 )
 from model.store import ConsumeQueueUnit, Store, put_message
 
@@ -204,7 +206,7 @@ def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
     return compute_next_time(broker.schedule, compute_due_cache(broker, config))
 
 
-def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
+def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
     """[DT-05] messageTimeup: the message for the real topic and queue, and the properties string it is stored with.
 
     The properties string is computed before DELAY is cleared, so the stored copy keeps the stale DELAY (DT-06).
@@ -214,7 +216,7 @@ def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
         topic=properties_string[PROPERTY_REAL_TOPIC],
         body=scheduled.body,
         tags=scheduled.tags,
-        properties=properties_string.discard(PROPERTY_DELAY_TIME_LEVEL),
+        properties=remove_property(properties_string, PROPERTY_DELAY_TIME_LEVEL),
         queue_id=int(properties_string[PROPERTY_REAL_QUEUE_ID]),
         reconsume_times=scheduled.reconsume_times,
         flag=scheduled.flag,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
 import immutables
 from attrs import field, frozen
-from pyrsistent import PMap, PVector, pvector
+from pyrsistent import PVector, pvector
 
 from model.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
 from model.message import (
@@ -81,7 +82,7 @@ def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
     return min(level, len(delays))
 
 
-def compute_delay_properties(message: Message, level: int) -> PMap:
+def compute_delay_properties(message: Message, level: int) -> Mapping:
     """The properties of a parked message: the clamped level, the real topic and the real queue id (ST-01)."""
     return message.properties.update(
         {PROPERTY_DELAY_TIME_LEVEL: str(level), PROPERTY_REAL_TOPIC: message.topic,
@@ -105,7 +106,7 @@ def compute_tags_code(message: Message, delays: tuple[int, ...]) -> int:
 
 
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
-                stored_properties: PMap | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
+                stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] Append a message to the commit log and its consume queue, rewriting a delayed one first (ST-01).
 
     `stored_properties` is Java's propertiesString: what the commit log keeps when the caller computed it before

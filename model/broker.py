@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 from pyrsistent import PMap, pmap
 
 from model.config import Config
+from model.records import evolve
 from model.schedule import ScheduleState
 from model.store import Store
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.cluster import (
     ConsumeProcessed,
     ConsumeStatus,
@@ -26,6 +24,7 @@ from model.consume_common import (
 )
 from model.consume_service import ConsumeService
 from model.process_queue import contains_message, get_expired_head_messages, get_max_span, remove_message
+from model.records import evolve
 
 CLEAN_EXPIRED = "clean_expired_msg"
 SEND_BACK_FAILED_RETRY_MILLIS = 5000

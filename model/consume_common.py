@@ -3,8 +3,6 @@ offset update after removeMessage (spec/08-concurrently.md)."""
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.cluster import (
     GROUP,
     ConsumeRequest,
@@ -24,6 +22,7 @@ from model.message import (
     is_dlq_topic,
 )
 from model.offset_store import update_offset
+from model.records import evolve
 from model.timers import heap_push
 
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attrs import evolve
-
 from model.broker import query_offset
 from model.cluster import GROUP, CompleteConsume, ConsumeRequest, ConsumeStatus, DeliverOneway, ListenerResult, System
 from model.errors import IllegalTransition
 from model.offset_store import get_offset
 from model.pull import wake_parked_pulls
 from model.rebalance import get_subscribed_queues
+from model.records import evolve
 from model.schedule import has_due_levels
 from model.system import get_next_time, process_next, step
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import immutables
-from attrs import evolve, field, frozen
+from attrs import field, frozen
+
+from model.records import evolve
 
 # Property keys, exactly as MessageConst spells them.
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"

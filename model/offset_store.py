@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 from pyrsistent import PMap, pmap
 
 from model.config import Config
@@ -16,6 +16,7 @@ from model.errors import IllegalTransition
 from model.message import MessageQueue
 from model.outcome import Outcome
 from model.profiles import BASELINE, Profile, get_profile
+from model.records import evolve
 
 
 class OffsetStoreKind(enum.Enum):

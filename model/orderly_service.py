@@ -11,7 +11,7 @@ and the delayed unlock of a removed queue, all `ServiceTimer`s of the instance's
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.cluster import GROUP, ConsumeStatus, Note, SendBackOutcome, ServiceTimer, System
 from model.consume_common import (
@@ -46,6 +46,7 @@ from model.queue_locks import (
     process_lock_all,
     process_lock_one,
 )
+from model.records import evolve
 
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
 # DMPCI 4.9.8 L99 pullTimeDelayMillsWhenException: an orderly pull of an unlocked queue is retried this much later.

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from model.errors import IllegalTransition
 from model.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
 from model.outcome import Outcome
+from model.records import evolve
 from model.sorted_map import EMPTY, SortedMap
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000

@@ -3,8 +3,6 @@ client's handling of FOUND / NO_NEW_MSG / NO_MATCHED_MSG / OFFSET_ILLEGAL (spec/
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.broker import commit_offset, query_offset
 from model.cluster import GROUP, OffsetCommitted, OffsetIllegalFix, PullDue, PullObserved, System
 from model.consume_common import get_live_consumer, put_consumer, record_offset, schedule
@@ -12,6 +10,7 @@ from model.consume_service import get_consume_service
 from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
+from model.records import evolve
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000

@@ -8,12 +8,13 @@ another client can take the queue.
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
+from attrs import frozen
 from pyrsistent import PMap
 
 from model.broker import Broker, QueueLock, is_lock_expired
 from model.config import Config
 from model.message import MessageQueue
+from model.records import evolve
 
 # PQ 4.9.8 L44-46: the client's view of its lock is stale after 30 s; lockAll renews it every 20 s.
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000

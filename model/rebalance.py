@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.broker import query_offset
 from model.cluster import (
     GROUP,
@@ -30,6 +28,7 @@ from model.offset_store import (
 )
 from model.process_queue import create_process_queue
 from model.pull import commit_broker_offset, schedule_pull
+from model.records import evolve
 
 REBALANCE_INTERVAL_MILLIS = 20_000
 PERSIST_INITIAL_DELAY_MILLIS = 10_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.broker import (
     PERM_READ,
@@ -38,6 +38,7 @@ from model.message import (
     remove_property,
 )
 from model.profiles import Profile
+from model.records import evolve
 from model.send_back import (
     DEFAULT_RETRY_LEVEL_BASE,
     ResponseCode,

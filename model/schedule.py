@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import immutables
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from model.config import Config
@@ -25,6 +25,7 @@ from model.message import (
     Message,
     remove_property,
 )
+from model.records import evolve
 from model.store import ConsumeQueueUnit, Store, put_message
 
 if TYPE_CHECKING:

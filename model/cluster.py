@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+import immutables
 from attrs import field, frozen
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PVector, pvector
 
 from model.broker import Broker
 from model.config import Config
@@ -189,11 +190,11 @@ class ConsumerInstance:
     client_id: str
     incarnation: int
     offset_store: Any
-    process_queues: PMap = field(factory=pmap)
-    generations: PMap = field(factory=pmap)
-    next_offsets: PMap = field(factory=pmap)
-    pull_tokens: PMap = field(factory=pmap)
-    service_state: PMap = field(factory=pmap)
+    process_queues: immutables.Map = field(factory=immutables.Map)
+    generations: immutables.Map = field(factory=immutables.Map)
+    next_offsets: immutables.Map = field(factory=immutables.Map)
+    pull_tokens: immutables.Map = field(factory=immutables.Map)
+    service_state: immutables.Map = field(factory=immutables.Map)
 
 
 @frozen
@@ -211,16 +212,16 @@ class System:
     config: Config
     broker: Broker
     now: int = 0
-    consumers: PMap = field(factory=pmap)
+    consumers: immutables.Map = field(factory=immutables.Map)
     members: tuple[str, ...] = ()
     timers: Any = None
     timer_seq: int = 0
-    requests: PMap = field(factory=pmap)
+    requests: immutables.Map = field(factory=immutables.Map)
     next_request_id: int = 1
-    parked: PMap = field(factory=pmap)
+    parked: immutables.Map = field(factory=immutables.Map)
     oneway: PVector = field(factory=pvector)
     hold_oneway: bool = False
-    min_offsets: PMap = field(factory=pmap)
+    min_offsets: immutables.Map = field(factory=immutables.Map)
     pending_resubmits: int = 0
     topic_queue_nums: int = 2
     # The subscription's tag strings (None = "*") and their String.hashCode values, as the broker filters.

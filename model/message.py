@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import immutables
 from attrs import field, frozen
 
-from model.records import evolve
+from model.records import discard, evolve
 
 # Property keys, exactly as MessageConst spells them.
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"
@@ -45,9 +45,7 @@ def is_dlq_topic(topic: str) -> bool:
 
 def remove_property(properties: Mapping, key: str) -> Mapping:
     """The properties without `key` (unchanged when absent), for an immutables.Map or a pyrsistent pmap."""
-    if key not in properties:
-        return properties
-    return properties.delete(key) if isinstance(properties, immutables.Map) else properties.discard(key)
+    return discard(properties, key)
 
 
 @frozen(order=True)

@@ -10,7 +10,7 @@ from model.consume_service import get_consume_service
 from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
-from model.records import evolve
+from model.records import discard, evolve
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -109,7 +109,7 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
         return schedule_pull(system, due.client_id, mq, system.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
     consumer = system.consumers[due.client_id]
     consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
-    system = evolve(put_consumer(system, consumer), parked=system.parked.discard((due.client_id, mq)))
+    system = evolve(put_consumer(system, consumer), parked=discard(system.parked, (due.client_id, mq)))
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), system.now, ("PL-04",))
     handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
     system, more = handler(system, due.client_id, mq, found, next_offset)
@@ -153,7 +153,7 @@ def wake_parked_pulls(system: System) -> System:
     """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
     for (client_id, mq), offset in system.parked.items():
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
-            system = evolve(system, parked=system.parked.discard((client_id, mq)))
+            system = evolve(system, parked=discard(system.parked, (client_id, mq)))
             if client_id in system.consumers:
                 system = schedule_pull(system, client_id, mq, system.now)
     return system

@@ -73,8 +73,12 @@ class Config:
     """[CFG-01] Every knob of the reference (§1.8, §4.1, §5.1, §10), with RocketMQ 4.9.8's defaults."""
 
     profile: Profile = field(default=BASELINE, converter=to_profile)
-    message_model: MessageModel = field(default=MessageModel.CLUSTERING, converter=one_of("message_model", MessageModel))
-    consume_mode: ConsumeMode = field(default=ConsumeMode.CONCURRENTLY, converter=one_of("consume_mode", ConsumeMode))
+    message_model: MessageModel = field(
+        default=MessageModel.CLUSTERING, converter=one_of("message_model", MessageModel)
+    )
+    consume_mode: ConsumeMode = field(
+        default=ConsumeMode.CONCURRENTLY, converter=one_of("consume_mode", ConsumeMode)
+    )
     consume_from_where: ConsumeFromWhere = field(
         default=ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, converter=one_of("consume_from_where", ConsumeFromWhere)
     )

@@ -48,9 +48,9 @@ def remove_property(properties: Mapping, key: str) -> Mapping:
     return discard(properties, key)
 
 
-@frozen(order=True)
+@frozen(order=True, cache_hash=True)
 class MessageQueue:
-    """A queue of a topic on the (one modelled) broker."""
+    """A queue of a topic on the (one modelled) broker (a map key in every step, so its hash is computed once)."""
 
     topic: str
     queue_id: int

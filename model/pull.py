@@ -23,8 +23,9 @@ def schedule_pull(system: System, client_id: str, mq: MessageQueue, at: int, sus
     """A new pull of the queue; any older pending pull of it becomes stale (its token no longer matches)."""
     consumer = system.consumers[client_id]
     token = consumer.pull_tokens.get(mq, 0) + 1
-    system = put_consumer(system, evolve(consumer, pull_tokens=consumer.pull_tokens.set(mq, token)))
-    return schedule(system, at, PullDue(client_id, consumer.incarnation, mq, token, suspended))
+    consumer = evolve(consumer, pull_tokens=consumer.pull_tokens.set(mq, token))
+    return schedule(system, at, PullDue(client_id, consumer.incarnation, mq, token, suspended),
+                    consumers=system.consumers.set(client_id, consumer))
 
 
 def compute_flow_control(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple]:

@@ -14,10 +14,10 @@ from typing import Any
 
 import immutables
 from attrs import field, frozen
-from pyrsistent import PVector, pvector
 
 from model.broker import Broker
 from model.config import Config
+from model.fifo import Fifo
 from model.message import Message, MessageQueue
 
 GROUP = "please_rename_unique_group_name"
@@ -219,7 +219,7 @@ class System:
     requests: immutables.Map = field(factory=immutables.Map)
     next_request_id: int = 1
     parked: immutables.Map = field(factory=immutables.Map)
-    oneway: PVector = field(factory=pvector)
+    oneway: Fifo = field(factory=Fifo)
     hold_oneway: bool = False
     min_offsets: immutables.Map = field(factory=immutables.Map)
     pending_resubmits: int = 0

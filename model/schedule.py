@@ -163,25 +163,36 @@ def compute_due_cache(broker: Broker, config: Config) -> DueCache:
     cache = state.due_cache
     if is_due_cache_valid(cache, state, queues):
         return cache
-    reusable = cache is not None and is_due_cache_valid(cache, state, cache.queues)
-    delays, tasks = config.delay_levels, state.tasks
-    dues = []
+    delays = config.delay_levels
     # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
-    for index, queue in enumerate(queues[: len(delays)]):
-        if reusable and index < len(cache.dues) and (cache.dues[index] is not None or queue is cache.queues[index]):
-            dues.append(cache.dues[index])
-            continue
-        task = tasks[index] if index < len(tasks) else None
-        if task is not None and task.due is not None:
-            dues.append(task.due)
-            continue
-        level = index + 1
-        dues.append(compute_level_due_time(task or get_level_task(state, level), queue, delays[index], config))
-    return create_due_cache(state, queues, tuple(dues))
+    queues = queues[: len(delays)]
+    if cache is None or not is_due_cache_valid(cache, state, cache.queues):
+        dues = [compute_fresh_level_due(state, config, index, queue) for index, queue in enumerate(queues)]
+        return create_due_cache(state, broker.store.schedule_queues, tuple(dues))
+    dues, earliest, seen = list(cache.dues), cache.earliest, cache.queues
+    dues.extend([None] * (len(queues) - len(dues)))
+    changed = [index for index, (queue, old) in enumerate(zip(queues, seen, strict=False)) if queue is not old]
+    changed.extend(range(len(seen), len(queues)))
+    for index in changed:
+        if dues[index] is None:
+            due = compute_fresh_level_due(state, config, index, queues[index])
+            dues[index] = due
+            if due is not None and (earliest is None or due < earliest):
+                earliest = due
+    return DueCache(broker.store.schedule_queues, state.tasks, state.persisted_offsets, state.started_at,
+                    tuple(dues), earliest)
+
+
+def compute_fresh_level_due(state: ScheduleState, config: Config, index: int, queue) -> int | None:
+    """[DT-04] The due time of level index + 1 from its task (the task's own cached one if it has it)."""
+    task = state.tasks[index] if index < len(state.tasks) else None
+    if task is not None and task.due is not None:
+        return task.due
+    return compute_level_due_time(task or get_level_task(state, index + 1), queue, config.delay_levels[index], config)
 
 
 def create_due_cache(state: ScheduleState, queues: PVector, dues: tuple) -> DueCache:
-    earliest = min((due for due in dues if due is not None), default=None)
+    earliest = min([due for due in dues if due is not None], default=None)
     return DueCache(queues, state.tasks, state.persisted_offsets, state.started_at, dues, earliest)
 
 

@@ -74,9 +74,8 @@ def put_message(pq: ProcessQueue, msgs: Iterable[Message]) -> Outcome:
 def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outcome:
     """[PQ-04] Drop consumed messages; returns (pq, offset): -1 if the tree was empty on entry,
     `queue_offset_max + 1` if this call emptied it, else the smallest offset still cached."""
-    pq = evolve(pq, last_consume_timestamp=now)
     if not pq.msg_tree_map:
-        return Outcome(pq, -1, ("PQ-04",))
+        return Outcome(evolve(pq, last_consume_timestamp=now), -1, ("PQ-04",))
     tree, count, size = pq.msg_tree_map, pq.msg_count, pq.msg_size
     for msg in msgs:
         smaller = tree.discard(msg.queue_offset)
@@ -88,7 +87,8 @@ def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outco
     if count == 0:
         size = 0
     offset = tree.first_key() if tree else pq.queue_offset_max + 1
-    return Outcome(evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size), offset, ("PQ-04",))
+    pq = evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size, last_consume_timestamp=now)
+    return Outcome(pq, offset, ("PQ-04",))
 
 
 def get_max_span(pq: ProcessQueue) -> int:

@@ -47,7 +47,7 @@ def is_quiescent(system: System) -> bool:
         return False
     owned = [mq for consumer in system.consumers.values() for mq in consumer.process_queues]
     expected = get_subscribed_queues(system)
-    if sorted(set(owned)) != expected or (system.config.is_clustering and len(owned) != len(expected)):
+    if set(owned) != set(expected) or (system.config.is_clustering and len(owned) != len(expected)):
         return False
     store = system.broker.store
     for consumer in system.consumers.values():

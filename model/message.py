@@ -48,12 +48,36 @@ def remove_property(properties: Mapping, key: str) -> Mapping:
     return discard(properties, key)
 
 
-@frozen(order=True, cache_hash=True)
+@frozen(cache_hash=True)
 class MessageQueue:
-    """A queue of a topic on the (one modelled) broker (a map key in every step, so its hash is computed once)."""
+    """A queue of a topic on the (one modelled) broker, ordered by (topic, queue id).
+
+    A map key and a sort key in every step: its hash is computed once, and the comparisons are written out
+    because attrs' generated ones build two tuples through a generic helper on every call.
+    """
 
     topic: str
     queue_id: int
+
+    def __lt__(self, other: MessageQueue) -> bool:
+        if other.__class__ is not MessageQueue:
+            return NotImplemented
+        return (self.topic, self.queue_id) < (other.topic, other.queue_id)
+
+    def __le__(self, other: MessageQueue) -> bool:
+        if other.__class__ is not MessageQueue:
+            return NotImplemented
+        return (self.topic, self.queue_id) <= (other.topic, other.queue_id)
+
+    def __gt__(self, other: MessageQueue) -> bool:
+        if other.__class__ is not MessageQueue:
+            return NotImplemented
+        return (self.topic, self.queue_id) > (other.topic, other.queue_id)
+
+    def __ge__(self, other: MessageQueue) -> bool:
+        if other.__class__ is not MessageQueue:
+            return NotImplemented
+        return (self.topic, self.queue_id) >= (other.topic, other.queue_id)
 
 
 @frozen

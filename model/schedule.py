@@ -163,6 +163,8 @@ def compute_due_cache(broker: Broker, config: Config) -> DueCache:
     cache = state.due_cache
     if is_due_cache_valid(cache, state, queues):
         return cache
+    if not queues:
+        return create_due_cache(state, queues, ())
     delays = config.delay_levels
     # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
     queues = queues[: len(delays)]

@@ -39,7 +39,7 @@ class SubscriptionGroupConfig:
     retry_max_times: int = 16
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class Broker:
     """One broker (master). `consumer_offsets` maps (group, topic, queue id) to the committed offset."""
 

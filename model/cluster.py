@@ -178,7 +178,7 @@ class ConsumeRequest:
     started_at: int
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class ConsumerInstance:
     """One push-consumer instance (MQClientInstance + DefaultMQPushConsumerImpl of the group).
 
@@ -207,7 +207,7 @@ class OnewayCommit:
     sent_at: int
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class System:
     config: Config
     broker: Broker

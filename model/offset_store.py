@@ -46,7 +46,7 @@ class ControllableOffset:
     frozen: bool = False
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class OffsetStore:
     """[OS-01] The in-memory offset table (MessageQueue → ControllableOffset) of one consumer, and for the local
     file store the persisted content of offsets.json (MessageQueue → offset)."""

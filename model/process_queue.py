@@ -23,7 +23,7 @@ CLEAN_EXPIRED_MAX_LOOKS = 16
 MIB = 1024 * 1024
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class ProcessQueue:
     """[PQ-01] The cache of one message queue: `msg_tree_map` (queue offset → message) and, for an orderly
     consumer, `consuming_msg_orderly_tree_map` (taken but not yet committed), with RocketMQ's counters and flags.

@@ -60,7 +60,7 @@ class DueCache:
     earliest: int | None
 
 
-@frozen
+@frozen(slots=False)  # copied on every timer run: model.records.evolve copies its __dict__
 class ScheduleState:
     """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
 
@@ -267,8 +267,9 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
         store, delivery = process_delivery(store, config, level, offset, unit, now, offset < task.high_water)
         deliveries.append(delivery)
         offset += 1
-    task = LevelTask(offset, next_run, max(task.high_water, offset))
-    return store, evolve(task, due=compute_level_due_time(task, queue, delay, config)), deliveries
+    high_water = max(task.high_water, offset)
+    due = compute_level_due_time(LevelTask(offset, next_run, high_water), queue, delay, config)
+    return store, LevelTask(offset, next_run, high_water, due), deliveries
 
 
 def compute_next_flush_time(state: ScheduleState, config: Config, changed_at: int) -> int:
@@ -313,10 +314,11 @@ def process_timer(broker: Broker, config: Config, now: int, cache: DueCache):
                 tasks = set_level_task(tasks, level, task)
                 dues[index] = task.due
                 deliveries.extend(delivered)
-    state = evolve(state, tasks=tasks)
-    if deliveries and state.next_flush is None:
-        state = evolve(state, next_flush=compute_next_flush_time(state, config, now))
-    if state.next_flush == now:
+    next_flush = state.next_flush
+    if deliveries and next_flush is None:
+        next_flush = compute_next_flush_time(state, config, now)
+    state = evolve(state, tasks=tasks, next_flush=next_flush)
+    if next_flush == now:
         state = process_flush(state, now)
     # Deliveries go to real topics, so the schedule queues are those of `cache`; were one changed, the next lookup
     # would see it by identity and re-derive that level.

@@ -102,19 +102,6 @@ class Message:
     born_timestamp: int = 0
     store_timestamp: int = 0
 
-    # Copies with Message(...) rather than attrs.evolve: evolve looks the fields up on every call and costs about
-    # twice as much, and the store copies every message it puts. Keep these in step with the fields above.
-    def moved_to(self, topic: str, queue_id: int, properties: Mapping) -> Message:
-        """This message for another topic and queue, with other properties (offsets and ids kept)."""
-        return Message(topic, self.body, self.tags, properties, queue_id, self.queue_offset, self.commit_log_offset,
-                       self.msg_id, self.reconsume_times, self.flag, self.born_timestamp, self.store_timestamp)
-
-    def stored_as(self, topic: str, queue_id: int, properties: Mapping, queue_offset: int, commit_log_offset: int,
-                  msg_id: str, store_timestamp: int) -> Message:
-        """The copy the store keeps: its topic, queue and properties, and the offsets, id and time of the put."""
-        return Message(topic, self.body, self.tags, properties, queue_id, queue_offset, commit_log_offset, msg_id,
-                       self.reconsume_times, self.flag, self.born_timestamp, store_timestamp)
-
     def get_property(self, key: str, default: str | None = None) -> str | None:
         return self.properties.get(key, default)
 

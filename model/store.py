@@ -19,6 +19,7 @@ from model.message import (
     compute_message_id,
     java_string_hash,
 )
+from model.records import evolve
 
 # A consume queue is a map from queue offset to unit (0, 1, 2, ...): indexable and sized like a list. Not a
 # pvector: CPython's young-generation collection traverses a new pvector's every element, so appending to a long
@@ -94,7 +95,8 @@ def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> 
     """[ST-01] A message with delay level > 0 is parked in SCHEDULE_TOPIC_XXXX queue level - 1, the level clamped
     to the maximum, with its real topic and queue kept in REAL_TOPIC and REAL_QID."""
     level = compute_clamped_delay_level(message.delay_time_level, delays)
-    return message.moved_to(SCHEDULE_TOPIC, delay_level_to_queue_id(level), compute_delay_properties(message, level))
+    return evolve(message, topic=SCHEDULE_TOPIC, queue_id=delay_level_to_queue_id(level),
+                  properties=compute_delay_properties(message, level))
 
 
 def compute_tags_code(message: Message, delays: tuple[int, ...]) -> int:
@@ -126,8 +128,8 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     physical = store.next_physical_offset
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
-    stored = message.stored_as(topic, queue_id, properties, len(queue), physical, compute_message_id(physical),
-                               now + clock_lead)
+    stored = evolve(message, topic=topic, queue_id=queue_id, properties=properties, queue_offset=len(queue),
+                    commit_log_offset=physical, msg_id=compute_message_id(physical), store_timestamp=now + clock_lead)
     size = compute_stored_size(stored)
     if level > 0:
         tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)

@@ -204,6 +204,7 @@ class OnewayCommit:
     queue: MessageQueue
     offset: int
     sent_at: int
+    lifetime: tuple[int, int] = (0, 0)
 
 
 @frozen
@@ -299,7 +300,8 @@ class OffsetUpdated:
 
 @frozen
 class OffsetCommitted:
-    """The broker's persisted offset of a queue changed; `source` is "persist", "pull" or "illegal"."""
+    """The broker's persisted offset of a queue changed; `source` is "persist" (a one-way commit) or "pull" (the
+    piggybacked offset); `lifetime` is the sending ProcessQueue's (incarnation, generation)."""
 
     queue: MessageQueue
     offset: int
@@ -307,6 +309,7 @@ class OffsetCommitted:
     source: str
     time: int
     rules: tuple[str, ...] = ()
+    lifetime: tuple[int, int] = (0, 0)
 
 
 @frozen

@@ -76,16 +76,18 @@ def commit_piggyback(system: System, consumer, mq: MessageQueue) -> tuple[System
     offset = get_offset(consumer.offset_store, mq)
     if not system.config.is_clustering or offset is None or offset <= 0:
         return system, []
-    return commit_broker_offset(system, mq, offset, "pull", ("PL-07",))
+    lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
+    return commit_broker_offset(system, mq, offset, "pull", ("PL-07",), lifetime)
 
 
-def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules) -> tuple[System, list]:
+def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules,
+                         lifetime: tuple[int, int] = (0, 0)) -> tuple[System, list]:
     """[SY-02] The broker stores whatever offset arrives, smaller or not."""
     previous = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
     if previous == offset:
         return system, []
     broker = commit_offset(system.broker, GROUP, mq.topic, mq.queue_id, offset)
-    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules)]
+    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules, lifetime)]
 
 
 def process_pull(system: System, due: PullDue) -> tuple[System, list]:
@@ -141,7 +143,7 @@ def on_no_message(system: System, client_id: str, mq: MessageQueue, _found, next
 
 def on_offset_illegal(system: System, client_id: str, mq: MessageQueue, _found, next_offset: int):
     """[PL-08] OFFSET_ILLEGAL: the queue is dropped; 10 s later (4.9) or at once (5.2.0+) the offset is set to
-    nextBeginOffset, persisted, and the queue removed, to be re-added by the next rebalance."""
+    nextBeginOffset, persisted, and the queue removed, to be re-added by the next rebalance (5.2.0+: at once)."""
     consumer = system.consumers[client_id]
     pq = evolve(consumer.process_queues[mq], dropped=True)
     system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))

@@ -23,8 +23,8 @@ RETRY_PRESETS = {
     "tight": {"max_reconsume_times": 2, "retry_max_times": 2},
 }
 # The group's retryQueueNums a machine draws from, per preset: 0 is SY-10's by-design loss (the broker answers
-# SUCCESS and stores nothing), so the tight preset draws it in every other run.
-RETRY_QUEUE_NUMS = {"default": (1, 1, 1, 2, 0), "tight": (0, 1)}
+# SUCCESS and stores nothing), so the tight preset draws it in every third run.
+RETRY_QUEUE_NUMS = {"default": (1, 1, 1, 2, 0), "tight": (0, 1, 1)}
 # pullThresholdForQueue, pullBatchSize, consumeConcurrentlyMaxSpan, consumeMessageBatchMaxSize scaled down from
 # 1000 / 32 / 2000 / 1 so that count, span and batch splitting all bind within a 30-step run.
 MACHINE_THRESHOLDS = {

@@ -105,6 +105,9 @@ class Ledger:
             # Only a first failure sent through the client fallback of a profile with the #9481 bug loses it.
             assert m.uniq_key in self.lost_origin, f"[SY-09] {m.uniq_key} redelivered without ORIGIN_MESSAGE_ID"
             event("SY-09 ORIGIN_MESSAGE_ID lost by the fallback (profile)")
+        elif m.uniq_key in self.lost_origin and origin in self.copies[m.uniq_key]:
+            # Once lost, the broker's next send-back links the chain to the retry copy it was given (SMP).
+            event("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
         else:
             assert origin in (self.origin_ids[m.uniq_key], m.uniq_key), (origin, self.origin_ids[m.uniq_key])
 
@@ -141,8 +144,11 @@ class Ledger:
 
     def check_dead_letter(self, o: SendBackOutcome):
         """[SY-05] Only a message out of retries (reconsumeTimes >= max), or one the listener sent back through
-        the broker RPC with a level < 0, goes to the DLQ (the fallback ignores the level)."""
-        out_of_retries = o.message.reconsume_times >= self.max_times
+        the broker RPC with a level < 0, goes to the DLQ (the fallback ignores the level). The fallback sends
+        RECONSUME_TIME = r + 1, and the 4.9 broker DLQs it at r + 1 >= max: one retry earlier (§4.4)."""
+        r = o.message.reconsume_times
+        early = o.path == "fallback" and not self.config.profile.retry_send_dlq_strictly_greater
+        out_of_retries = r + 1 >= self.max_times if early else r >= self.max_times
         asked = o.path == "rpc" and o.delay_level < 0
         assert out_of_retries or asked, (o.path, o.delay_level, o.message.reconsume_times, self.max_times)
         event("SY-05 DLQ: " + ("out of retries" if out_of_retries else "level < 0"))

@@ -110,11 +110,17 @@ def test_broker_offset_decreases_on_a_late_oneway():
 
 
 def test_offset_illegal_moves_to_the_queue_head():
-    """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL; 10 s later the consumer resumes there."""
-    system = create_system(Config(), topic_queue_nums=1)
-    system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2), Advance(11_000))
-    invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
-    assert invoked == [2]
+    """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL: 4.9 fixes the offset 10 s later and re-adds
+    the queue at the next 20 s rebalance; 5.3.3 fixes and re-adds at once."""
+    for profile, idle_until, resumed_by in (("4.9.8", 19_999, 20_000), ("5.3.3", None, 0)):
+        system = create_system(Config(profile=profile), topic_queue_nums=1)
+        system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2))
+        if idle_until is not None:
+            system, _ = run(system, Advance(idle_until))
+            assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == 2
+        system, _ = run(system, Advance(resumed_by))
+        invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
+        assert invoked == [2], (profile, invoked)
 
 
 def test_rebalance_discards_in_flight_results():

@@ -57,6 +57,8 @@ class ConsumerGroup(RuleBasedStateMachine):
     overrides: dict = {}
     subscription: frozenset | None = None
     retry_queue_nums = RETRY_QUEUE_NUMS[get_retry_preset()]
+    # Out of 10 attempts; 10 (every attempt fails) only where the retry budget is small, or a drain takes hours.
+    drain_failure_rates = (0, 3, 10) if get_retry_preset() == "tight" else (0, 3)
 
     @initialize(data=st.data())
     def start(self, data):
@@ -66,6 +68,10 @@ class ConsumerGroup(RuleBasedStateMachine):
         self.ledger = Ledger(self.config, self.subscription)
         self.keys = 0
         self.deepest = {"reconsume": 0, "span": 0}
+        # A few messages from the start, so that short runs also reach retries and the DLQ.
+        for tags in data.draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=6), label="initial messages"):
+            self.keys += 1
+            self.apply(Produce(f"k{self.keys}", self.keys % 2, tags=tags))
 
     def apply(self, ev):
         self.system, observations = step(self.system, ev)
@@ -105,6 +111,14 @@ class ConsumerGroup(RuleBasedStateMachine):
         request_id = data.draw(st.sampled_from(sorted(self.system.requests)))
         self.apply(CompleteConsume(request_id, result, rpc_fails, rpc_fails and fallback_fails))
 
+    @precondition(lambda self: self.system.requests)
+    @rule(delay_level=st.sampled_from([0, 0, -1]))
+    def every_running_listener_fails(self, delay_level):
+        """Drives messages deep: all running requests fail (RECONSUME_LATER) in one step."""
+        failed = ListenerResult(ConsumeStatus.RECONSUME_LATER, delay_level_when_next_consume=delay_level)
+        for request_id in sorted(self.system.requests):
+            self.apply(CompleteConsume(request_id, failed))
+
     @rule(ms=st.integers(1, 3000))
     def clock_ticks(self, ms):
         self.apply(Advance(self.system.now + ms))
@@ -128,8 +142,9 @@ class ConsumerGroup(RuleBasedStateMachine):
     def instance_crashes(self, data):
         self.apply(Crash(data.draw(st.sampled_from(sorted(self.system.consumers)))))
 
-    @rule(failure_rate=st.sampled_from([0, 3]))
-    def drain_to_quiescence(self, failure_rate):
+    @rule(data=st.data())
+    def drain_to_quiescence(self, data):
+        failure_rate = data.draw(st.sampled_from(self.drain_failure_rates), label="failure_rate")
         if not self.system.members:
             self.apply(SetMembers(("c1",)))
         self.system = evolve(self.system, hold_oneway=False)
@@ -202,6 +217,7 @@ class DeadLetteringConsumerGroup(ConsumerGroup):
 
     overrides = RETRY_PRESETS["tight"]
     retry_queue_nums = RETRY_QUEUE_NUMS["tight"]
+    drain_failure_rates = (0, 3, 10)
 
 
 def make_listener(failure_rate: int):

@@ -219,6 +219,8 @@ class System:
     requests: PMap = field(factory=pmap)
     next_request_id: int = 1
     parked: PMap = field(factory=pmap)
+    # Pulls held back by the count, size or span check: (client, queue) -> (first check, incarnation, token).
+    flow_parked: PMap = field(factory=pmap)
     oneway: PVector = field(factory=pvector)
     hold_oneway: bool = False
     min_offsets: PMap = field(factory=pmap)

@@ -101,8 +101,11 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
         return system, []
     delay, rules = compute_flow_control(system, due.client_id, mq, pq)
     if delay is not None:
-        system = schedule_pull(system, due.client_id, mq, system.now + delay)
-        return system, [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
+        seen = [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
+        if rules in (("PL-02",), ("PL-03",)):
+            parked = (system.now, consumer.incarnation, due.token)
+            return evolve(system, flow_parked=system.flow_parked.set((due.client_id, mq), parked)), seen
+        return schedule_pull(system, due.client_id, mq, system.now + delay), seen
     system, observations = commit_piggyback(system, consumer, mq)
     offset = consumer.next_offsets[mq]
     status, found, next_offset = get_broker_pull(system, mq, offset)
@@ -152,8 +155,26 @@ def on_offset_illegal(system: System, client_id: str, mq: MessageQueue, _found, 
     return schedule(system, system.now + (0 if immediate else OFFSET_ILLEGAL_FIX_DELAY_MILLIS), fix), []
 
 
+def wake_flow_controlled_pulls(system: System) -> System:
+    """[PL-02] [PL-03] A pull held back by the cache checks again every 50 ms; only an event can shrink the cache,
+    so instead of firing every 50 ms the retry is scheduled at the first 50 ms tick after the check would pass
+    (the same pull at the same virtual time, without thousands of no-op timers during a long wait)."""
+    for key, (since, incarnation, token) in system.flow_parked.items():
+        client_id, mq = key
+        consumer = get_live_consumer(system, client_id, incarnation)
+        pq = None if consumer is None else consumer.process_queues.get(mq)
+        if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
+            system = evolve(system, flow_parked=system.flow_parked.discard(key))
+        elif compute_flow_control(system, client_id, mq, pq)[0] is None:
+            at = since + CACHE_FLOW_CONTROL_MILLIS * ((system.now - since) // CACHE_FLOW_CONTROL_MILLIS + 1)
+            system = schedule_pull(evolve(system, flow_parked=system.flow_parked.discard(key)), client_id, mq, at)
+    return system
+
+
 def wake_parked_pulls(system: System) -> System:
     """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
+    if system.flow_parked:
+        system = wake_flow_controlled_pulls(system)
     for (client_id, mq), offset in system.parked.items():
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
             system = evolve(system, parked=system.parked.discard((client_id, mq)))

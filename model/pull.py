@@ -159,7 +159,7 @@ def wake_flow_controlled_pulls(system: System) -> System:
     """[PL-02] [PL-03] A pull held back by the cache checks again every 50 ms; only an event can shrink the cache,
     so instead of firing every 50 ms the retry is scheduled at the first 50 ms tick after the check would pass
     (the same pull at the same virtual time, without thousands of no-op timers during a long wait)."""
-    for key, (since, incarnation, token) in system.flow_parked.items():
+    for key, (since, incarnation, token) in sorted(system.flow_parked.items()):
         client_id, mq = key
         consumer = get_live_consumer(system, client_id, incarnation)
         pq = None if consumer is None else consumer.process_queues.get(mq)
@@ -175,7 +175,8 @@ def wake_parked_pulls(system: System) -> System:
     """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
     if system.flow_parked:
         system = wake_flow_controlled_pulls(system)
-    for (client_id, mq), offset in system.parked.items():
+    # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
+    for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
             system = evolve(system, parked=system.parked.discard((client_id, mq)))
             if client_id in system.consumers:

@@ -69,7 +69,7 @@ class ConsumerGroup(RuleBasedStateMachine):
         self.keys = 0
         self.deepest = {"reconsume": 0, "span": 0}
         # A few messages from the start, so that short runs also reach retries and the DLQ.
-        for tags in data.draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=6), label="initial messages"):
+        for tags in data.draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=10), label="initial messages"):
             self.keys += 1
             self.apply(Produce(f"k{self.keys}", self.keys % 2, tags=tags))
 

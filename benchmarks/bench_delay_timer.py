@@ -3,10 +3,13 @@
 An event is one put into SCHEDULE_TOPIC_XXXX or one delivery to the real topic. Prints events/s for 1k, 10k and
 100k messages and the ratio of the 100k rate to the 1k rate (per-event cost must not grow with history).
 
-    python benchmarks/bench_delay_timer.py [--profile] [--no-gc]
+    python benchmarks/bench_delay_timer.py [--profile] [--no-gc] [sizes...]
 
---no-gc switches CPython's cyclic garbage collector off: its full collections walk every live object, and a
-persistent store of 100k messages is millions of them, so with it on the rate falls with the heap size.
+Rates are printed by wall time and by the process's CPU time (steadier on a shared machine).
+
+Each size is measured with CPython's cyclic garbage collector on (as a user runs it) and with it off during the
+measured loop, as `timeit` does ("GC off"); --no-gc measures only the latter. Full collections walk every live
+object, and the persistent store of 100k messages is about a million of them.
 """
 
 from __future__ import annotations
@@ -32,13 +35,15 @@ from model.store import put_message  # noqa: E402
 SIZES = tuple(int(arg) for arg in sys.argv[1:] if arg.isdigit()) or (1_000, 10_000, 100_000)
 
 
-def run(count: int, seed: int = 7) -> tuple[int, float]:
-    """Schedule `count` messages, advancing the clock 0-40 ms between puts, then drain; return events and seconds."""
+def run(count: int, seed: int = 7) -> tuple[int, float, float]:
+    """Schedule `count` messages, advancing the clock 0-40 ms between puts, then drain; return events, wall seconds
+    and CPU seconds."""
     rng = random.Random(seed)  # the benchmark's own randomness; the model takes no random input here
     config = Config()
     plan = [(rng.randint(1, 20), rng.randint(0, 40)) for _ in range(count)]
     broker, now, delivered = Broker(), 0, 0
-    started = time.perf_counter()
+    gc.collect()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for index, (level, step) in enumerate(plan):
         now += step
         broker, batch = process_schedule_until(broker, config, now)
@@ -48,24 +53,33 @@ def run(count: int, seed: int = 7) -> tuple[int, float]:
         broker = evolve(broker, store=store)
     broker, batch = process_schedule_until(broker, config, now + 8_000_000)
     delivered += len(batch)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     assert delivered == count, (delivered, count)
-    return count + delivered, elapsed
+    return count + delivered, elapsed, cpu
+
+
+def measure(gc_off: bool) -> None:
+    rates = {}
+    label = "GC off" if gc_off else "GC on "
+    for count in SIZES:
+        if gc_off:
+            gc.disable()
+        events, elapsed, cpu = run(count)
+        gc.enable()
+        rates[count] = events / elapsed
+        print(f"{count:>7} messages, {label}: {events:>7} events in {elapsed:6.2f} s = {rates[count]:>9,.0f} events/s"
+              f" (CPU time {cpu:6.2f} s = {events / cpu:>9,.0f} events/s)",
+              flush=True)
+    print(f"{label.strip()}: rate at {SIZES[-1]} / rate at {SIZES[0]} = {rates[SIZES[-1]] / rates[SIZES[0]]:.2f}")
 
 
 def main() -> None:
-    if "--no-gc" in sys.argv:
-        gc.disable()
     if "--profile" in sys.argv:
         cProfile.run("run(10_000)", "/tmp/bench_delay_timer.prof")
         pstats.Stats("/tmp/bench_delay_timer.prof").sort_stats("tottime").print_stats(25)
         return
-    rates = {}
-    for count in SIZES:
-        events, elapsed = run(count)
-        rates[count] = events / elapsed
-        print(f"{count:>7} messages: {events:>7} events in {elapsed:6.2f} s = {rates[count]:>9,.0f} events/s")
-    print(f"rate 100k / rate 1k = {rates[SIZES[-1]] / rates[SIZES[0]]:.2f}")
+    for gc_off in ([True] if "--no-gc" in sys.argv else [False, True]):
+        measure(gc_off)
 
 
 if __name__ == "__main__":

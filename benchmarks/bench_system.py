@@ -1,18 +1,30 @@
-"""Throughput of the system: 1k / 10k / 100k messages, 30 % failures, to quiescence.
+"""Throughput of the system: 1k / 10k / 100k messages, 30 % failures, to quiescence; and the steps/s of the
+system state machine (properties/test_system.py::ConsumerGroup) under Hypothesis.
 
-Run from the repository root: PYTHONPATH=. python benchmarks/bench_system.py [sizes...]
-Then the steps/s of the ConsumerGroup machine (properties/test_system.py) under Hypothesis, at the fast budget.
+Run from the repository root: python benchmarks/bench_system.py [--no-gc] [--no-machine] [sizes...]
+
+Each size is measured twice: with CPython's cyclic garbage collector on (as a user runs it), and with the measured
+loop's collector off, as `timeit` does ("GC off"). The persistent state of 100k messages is millions of objects,
+and every full collection walks all of them.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
+from pathlib import Path
 
-from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce
-from model.config import Config
-from model.drain import drain
-from model.system import create_system, step
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis.stateful import invariant, run_state_machine_as_test  # noqa: E402
+
+from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce  # noqa: E402
+from model.config import Config  # noqa: E402
+from model.drain import drain  # noqa: E402
+from model.system import create_system, step  # noqa: E402
+from properties.test_system import ConsumerGroup  # noqa: E402
 
 
 def listener(request):
@@ -22,46 +34,58 @@ def listener(request):
     return CompleteConsume(request.request_id, ListenerResult(status))
 
 
-def run(n: int) -> float:
+def run(n: int, gc_off: bool) -> float:
     system = create_system(Config(max_reconsume_times=3), ("c1", "c2"), topic_queue_nums=4)
-    start = time.perf_counter()
+    gc.collect()
+    if gc_off:
+        gc.disable()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(n):
         system, _ = step(system, Produce(f"k{i}", i % 4))
     system, _, events = drain(system, listener)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    gc.enable()
     rate = (events + n) / elapsed
-    print(f"{n:>7} messages: {events + n:>8} events in {elapsed:6.2f} s = {rate:8.0f} events/s")
+    label = "GC off" if gc_off else "GC on "
+    print(f"{n:>7} messages, {label}: {events + n:>8} events in {elapsed:6.2f} s = {rate:8.0f} events/s"
+          f" (CPU time {cpu:6.2f} s = {(events + n) / cpu:8.0f} events/s)", flush=True)
     return rate
 
 
-def machine_steps_per_second(examples: int = 50) -> float:
-    """Rules (steps) the ConsumerGroup machine runs per second, invariants and drains included."""
-    from hypothesis import HealthCheck, settings
-    from hypothesis.stateful import invariant, run_state_machine_as_test
+class CountedConsumerGroup(ConsumerGroup):
+    """The machine of properties/test_system.py, counting its steps (an invariant runs after every rule)."""
 
-    from properties.test_system import ConsumerGroup
+    steps = 0
 
-    steps = [0]
-
-    class CountedConsumerGroup(ConsumerGroup):
-        @invariant()
-        def count_step(self):
-            steps[0] += 1
-
-    start = time.perf_counter()
-    run_state_machine_as_test(CountedConsumerGroup, settings=settings(
-        max_examples=examples, stateful_step_count=30, deadline=None, database=None,
-        suppress_health_check=list(HealthCheck)))
-    elapsed = time.perf_counter() - start
-    print(f"ConsumerGroup machine: {steps[0]} steps in {elapsed:5.2f} s = {steps[0] / elapsed:6.0f} steps/s")
-    return steps[0] / elapsed
+    @invariant()
+    def count_step(self):
+        CountedConsumerGroup.steps += 1
 
 
-def main(sizes):
-    rates = [run(n) for n in sizes]
-    print(f"events/s ratio, smallest size / largest size: {rates[0] / rates[-1]:.2f}")
-    machine_steps_per_second()
+def measure_machine(examples: int = 20, step_count: int = 30) -> float:
+    """Steps/s of the system machine under Hypothesis with the suite's `fast` budget, derandomized so that runs
+    compare (generation, execution, invariants; no database)."""
+    budget = settings(max_examples=examples, stateful_step_count=step_count, deadline=None, database=None,
+                      derandomize=True, suppress_health_check=list(HealthCheck))
+    start, cpu_start = time.perf_counter(), time.process_time()
+    run_state_machine_as_test(CountedConsumerGroup, settings=budget)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    rate = CountedConsumerGroup.steps / elapsed
+    print(f"system state machine: {CountedConsumerGroup.steps} steps in {elapsed:.2f} s = {rate:,.0f} steps/s "
+          f"(CPU: {CountedConsumerGroup.steps / cpu:,.0f} steps/s; {examples} examples of up to {step_count} steps)")
+    return rate
+
+
+def main(sizes: list[int], modes: list[bool], machine: bool) -> None:
+    for gc_off in modes:
+        rates = [run(n, gc_off) for n in sizes]
+        print(f"{'GC off' if gc_off else 'GC on'}: rate at {sizes[-1]} / rate at {sizes[0]} = "
+              f"{rates[-1] / rates[0]:.2f}")
+    if machine:
+        measure_machine()
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1_000, 10_000, 100_000])
+    args = sys.argv[1:]
+    main([int(a) for a in args if a.isdigit()] or [1_000, 10_000, 100_000],
+         [True] if "--no-gc" in args else [False, True], "--no-machine" not in args)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from attrs import evolve, field, frozen
-from pyrsistent import PMap, pmap
+import immutables
+from attrs import field, frozen
 
 from model.config import Config
+from model.records import evolve
 from model.schedule import ScheduleState
 from model.store import Store
 
@@ -38,17 +39,17 @@ class SubscriptionGroupConfig:
     retry_max_times: int = 16
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class Broker:
     """One broker (master). `consumer_offsets` maps (group, topic, queue id) to the committed offset."""
 
     perm: int = PERM_READ | PERM_WRITE
-    topics: PMap = field(factory=pmap)
-    groups: PMap = field(factory=pmap)
+    topics: immutables.Map = field(factory=immutables.Map)
+    groups: immutables.Map = field(factory=immutables.Map)
     store: Store = field(factory=Store)
-    consumer_offsets: PMap = field(factory=pmap)
+    consumer_offsets: immutables.Map = field(factory=immutables.Map)
     # (group, MessageQueue) -> QueueLock: the broker's RebalanceLockManager table.
-    queue_locks: PMap = field(factory=pmap)
+    queue_locks: immutables.Map = field(factory=immutables.Map)
     # The delay-level scheduler (ScheduleMessageService): started with the broker at time 0 (DT-01).
     schedule: ScheduleState = field(factory=ScheduleState)
 
@@ -77,7 +78,7 @@ def create_broker(config: Config, group: str, topics: dict[str, int]) -> Broker:
     """A writeable broker with the group's subscription config (from `config`) and the given topics."""
     group_config = SubscriptionGroupConfig(group, config.retry_queue_nums, config.retry_max_times)
     topic_configs = {name: TopicConfig(name, nums, nums) for name, nums in topics.items()}
-    return Broker(topics=pmap(topic_configs), groups=pmap({group: group_config}))
+    return Broker(topics=immutables.Map(topic_configs), groups=immutables.Map({group: group_config}))
 
 
 def get_or_create_topic(broker: Broker, topic: str, queue_nums: int, perm: int) -> tuple[Broker, TopicConfig]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+import immutables
 from attrs import field, frozen
-from pyrsistent import PMap, PVector, pmap, pvector
 
 from model.broker import Broker
 from model.config import Config
+from model.fifo import Fifo
 from model.message import Message, MessageQueue
 
 GROUP = "please_rename_unique_group_name"
@@ -177,7 +178,7 @@ class ConsumeRequest:
     started_at: int
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class ConsumerInstance:
     """One push-consumer instance (MQClientInstance + DefaultMQPushConsumerImpl of the group).
 
@@ -189,11 +190,11 @@ class ConsumerInstance:
     client_id: str
     incarnation: int
     offset_store: Any
-    process_queues: PMap = field(factory=pmap)
-    generations: PMap = field(factory=pmap)
-    next_offsets: PMap = field(factory=pmap)
-    pull_tokens: PMap = field(factory=pmap)
-    service_state: PMap = field(factory=pmap)
+    process_queues: immutables.Map = field(factory=immutables.Map)
+    generations: immutables.Map = field(factory=immutables.Map)
+    next_offsets: immutables.Map = field(factory=immutables.Map)
+    pull_tokens: immutables.Map = field(factory=immutables.Map)
+    service_state: immutables.Map = field(factory=immutables.Map)
 
 
 @frozen
@@ -207,23 +208,23 @@ class OnewayCommit:
     lifetime: tuple[int, int] = (0, 0)
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class System:
     config: Config
     broker: Broker
     now: int = 0
-    consumers: PMap = field(factory=pmap)
+    consumers: immutables.Map = field(factory=immutables.Map)
     members: tuple[str, ...] = ()
     timers: Any = None
     timer_seq: int = 0
-    requests: PMap = field(factory=pmap)
+    requests: immutables.Map = field(factory=immutables.Map)
     next_request_id: int = 1
-    parked: PMap = field(factory=pmap)
+    parked: immutables.Map = field(factory=immutables.Map)
     # Pulls held back by the count, size or span check: (client, queue) -> (first check, incarnation, token).
-    flow_parked: PMap = field(factory=pmap)
-    oneway: PVector = field(factory=pvector)
+    flow_parked: immutables.Map = field(factory=immutables.Map)
+    oneway: Fifo = field(factory=Fifo)
     hold_oneway: bool = False
-    min_offsets: PMap = field(factory=pmap)
+    min_offsets: immutables.Map = field(factory=immutables.Map)
     pending_resubmits: int = 0
     topic_queue_nums: int = 2
     # The subscription's tag strings (None = "*") and their String.hashCode values, as the broker filters.

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.cluster import (
     ConsumeProcessed,
     ConsumeStatus,
@@ -26,6 +24,7 @@ from model.consume_common import (
 )
 from model.consume_service import ConsumeService
 from model.process_queue import contains_message, get_expired_head_messages, get_max_span, remove_message
+from model.records import discard, evolve
 
 CLEAN_EXPIRED = "clean_expired_msg"
 SEND_BACK_FAILED_RETRY_MILLIS = 5000
@@ -79,7 +78,7 @@ def complete(system: System, event) -> tuple[System, list]:
     request = system.requests.get(event.request_id)
     if request is None:
         return system, []
-    system = evolve(system, requests=system.requests.discard(event.request_id))
+    system = evolve(system, requests=discard(system.requests, event.request_id))
     consumer = get_live_consumer(system, request.client_id, request.incarnation)
     pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
     status, ack_index, rules = compute_ack_index(event.result, len(request.messages))

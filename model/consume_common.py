@@ -3,8 +3,6 @@ offset update after removeMessage (spec/08-concurrently.md)."""
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.cluster import (
     GROUP,
     ConsumeRequest,
@@ -24,13 +22,15 @@ from model.message import (
     is_dlq_topic,
 )
 from model.offset_store import update_offset
+from model.records import evolve
 from model.timers import heap_push
 
 
-def schedule(system: System, at: int, item: object) -> System:
-    """Put a timed item on the system's timer heap; equal times fire in scheduling order."""
+def schedule(system: System, at: int, item: object, **changes) -> System:
+    """Put a timed item on the system's timer heap; equal times fire in scheduling order. `changes` are other
+    fields of the system to set in the same copy (one System copy per event step instead of several)."""
     seq = system.timer_seq + 1
-    return evolve(system, timers=heap_push(system.timers, (at, seq), item), timer_seq=seq)
+    return evolve(system, timers=heap_push(system.timers, (at, seq), item), timer_seq=seq, **changes)
 
 
 def get_live_consumer(system: System, client_id: str, incarnation: int) -> ConsumerInstance | None:
@@ -86,8 +86,8 @@ def start_listener(system: System, consumer: ConsumerInstance, mq: MessageQueue,
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
     request_id = system.next_request_id
     request = ConsumeRequest(request_id, consumer.client_id, consumer.incarnation, mq, generation, seen, now)
-    system = evolve(put_consumer(system, consumer), requests=system.requests.set(request_id, request),
-                    next_request_id=request_id + 1)
+    system = evolve(system, consumers=system.consumers.set(consumer.client_id, consumer),
+                    requests=system.requests.set(request_id, request), next_request_id=request_id + 1)
     return system, ListenerInvoked(consumer.client_id, request_id, mq, seen, now, rules + ("CC-05",))
 
 

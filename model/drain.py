@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attrs import evolve
-
 from model.broker import query_offset
 from model.cluster import GROUP, CompleteConsume, ConsumeRequest, ConsumeStatus, DeliverOneway, ListenerResult, System
 from model.errors import IllegalTransition
 from model.offset_store import get_offset
 from model.pull import wake_parked_pulls
 from model.rebalance import get_subscribed_queues
-from model.schedule import compute_level_due_times
+from model.records import evolve
+from model.schedule import has_due_levels
 from model.system import get_next_time, process_next, step
 
 Listener = Callable[[ConsumeRequest], CompleteConsume]
@@ -44,11 +43,11 @@ def is_quiescent(system: System) -> bool:
     queue's in-memory offset persisted on the broker."""
     if system.requests or system.pending_resubmits or len(system.oneway):
         return False
-    if compute_level_due_times(system.broker, system.config):
+    if has_due_levels(system.broker, system.config):
         return False
     owned = [mq for consumer in system.consumers.values() for mq in consumer.process_queues]
     expected = get_subscribed_queues(system)
-    if sorted(set(owned)) != expected or (system.config.is_clustering and len(owned) != len(expected)):
+    if set(owned) != set(expected) or (system.config.is_clustering and len(owned) != len(expected)):
         return False
     store = system.broker.store
     for consumer in system.consumers.values():

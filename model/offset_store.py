@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import enum
 
-from attrs import evolve, field, frozen
-from pyrsistent import PMap, pmap
+import immutables
+from attrs import field, frozen
 
 from model.config import Config
 from model.errors import IllegalTransition
 from model.message import MessageQueue
 from model.outcome import Outcome
 from model.profiles import BASELINE, Profile, get_profile
+from model.records import discard, evolve
 
 
 class OffsetStoreKind(enum.Enum):
@@ -45,15 +46,15 @@ class ControllableOffset:
     frozen: bool = False
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class OffsetStore:
     """[OS-01] The in-memory offset table (MessageQueue → ControllableOffset) of one consumer, and for the local
     file store the persisted content of offsets.json (MessageQueue → offset)."""
 
     kind: OffsetStoreKind
     profile: Profile = field(factory=lambda: get_profile(BASELINE))
-    offsets: PMap = field(factory=pmap)
-    file: PMap = field(factory=pmap)
+    offsets: immutables.Map = field(factory=immutables.Map)
+    file: immutables.Map = field(factory=immutables.Map)
 
 
 def create_offset_store(config: Config) -> OffsetStore:
@@ -91,7 +92,7 @@ def update_and_freeze_offset(store: OffsetStore, mq: MessageQueue, offset: int) 
 
 def remove_offset(store: OffsetStore, mq: MessageQueue) -> OffsetStore:
     """[OS-07] Drop the queue's cached offset (and with it any freeze); the persisted value is untouched."""
-    return evolve(store, offsets=store.offsets.discard(mq))
+    return evolve(store, offsets=discard(store.offsets, mq))
 
 
 def get_offset(store: OffsetStore, mq: MessageQueue) -> int | None:
@@ -145,7 +146,7 @@ def persist_all(store: OffsetStore, mqs: frozenset[MessageQueue] | set[MessageQu
     chosen = {mq: entry.value for mq, entry in store.offsets.items() if mq in mqs}
     if store.kind is OffsetStoreKind.LOCAL_FILE:
         return Outcome(evolve(store, file=store.file.update(chosen)), (), ("OS-06", "OS-08"))
-    kept = pmap({mq: entry for mq, entry in store.offsets.items() if mq in mqs})
+    kept = immutables.Map({mq: entry for mq, entry in store.offsets.items() if mq in mqs})
     return Outcome(evolve(store, offsets=kept), tuple(sorted(chosen.items())), ("OS-06",))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model import process_queue as pqs
 from model.broker import Broker
@@ -18,6 +18,7 @@ from model.config import Config, compute_suspend_millis, get_max_reconsume_times
 from model.message import PROPERTY_RECONSUME_TIME, Message
 from model.offset_store import update_offset
 from model.queue_locks import is_lock_needed_to_consume
+from model.records import evolve
 from model.retry_send import compute_orderly_retry_message, on_send_retry_message
 from model.send_back import ResponseCode
 

@@ -7,13 +7,14 @@ the running listener holds; failing that the queue stays (dropped) in the table 
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.broker import Broker
 from model.config import Config
 from model.message import MessageQueue
 from model.offset_store import OffsetStore, persist, remove_offset
 from model.queue_locks import UNLOCK_DELAY_TIME_MILLS, on_unlock_batch
+from model.records import evolve
 
 
 @frozen

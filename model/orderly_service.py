@@ -11,7 +11,7 @@ and the delayed unlock of a removed queue, all `ServiceTimer`s of the instance's
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.cluster import GROUP, ConsumeStatus, Note, SendBackOutcome, ServiceTimer, System
 from model.consume_common import (
@@ -46,6 +46,7 @@ from model.queue_locks import (
     process_lock_all,
     process_lock_one,
 )
+from model.records import discard, evolve
 
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
 # DMPCI 4.9.8 L99 pullTimeDelayMillsWhenException: an orderly pull of an unlocked queue is retried this much later.
@@ -98,7 +99,7 @@ def get_run(consumer, mq: MessageQueue) -> OrderlyRun | None:
 
 def put_run(system: System, client_id: str, mq: MessageQueue, run: OrderlyRun | None) -> System:
     consumer = system.consumers[client_id]
-    state = consumer.service_state.discard(mq) if run is None else consumer.service_state.set(mq, run)
+    state = discard(consumer.service_state, mq) if run is None else consumer.service_state.set(mq, run)
     return put_consumer(system, evolve(consumer, service_state=state))
 
 
@@ -158,7 +159,7 @@ def complete(system: System, event) -> tuple[System, list]:
     request = system.requests.get(event.request_id)
     if request is None:
         return system, []
-    system = evolve(system, requests=system.requests.discard(event.request_id))
+    system = evolve(system, requests=discard(system.requests, event.request_id))
     outcome, mq, client_id = compute_orderly_result(event.result), request.queue, request.client_id
     consumer = get_live_consumer(system, client_id, request.incarnation)
     if consumer is None or consumer.generations.get(mq) != request.generation or mq not in consumer.process_queues:
@@ -258,12 +259,12 @@ def remove_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[Syst
                                    consumer.process_queues[mq], system.now, running)
     if removal.removed:
         consumer = evolve(consumer, offset_store=removal.offset_store,
-                          process_queues=consumer.process_queues.discard(mq),
-                          next_offsets=consumer.next_offsets.discard(mq))
+                          process_queues=discard(consumer.process_queues, mq),
+                          next_offsets=discard(consumer.next_offsets, mq))
     else:
         consumer = evolve(consumer, offset_store=removal.offset_store,
                           process_queues=consumer.process_queues.set(mq, removal.pq))
-    system = put_consumer(evolve(system, broker=removal.broker, parked=system.parked.discard((client_id, mq))),
+    system = put_consumer(evolve(system, broker=removal.broker, parked=discard(system.parked, (client_id, mq))),
                           consumer)
     if removal.unlock_at is not None:
         system = schedule(system, removal.unlock_at, ServiceTimer(client_id, consumer.incarnation, UNLOCK, mq))

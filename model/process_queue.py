@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from model.errors import IllegalTransition
 from model.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
 from model.outcome import Outcome
+from model.records import evolve
 from model.sorted_map import EMPTY, SortedMap
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000
@@ -22,7 +23,7 @@ CLEAN_EXPIRED_MAX_LOOKS = 16
 MIB = 1024 * 1024
 
 
-@frozen
+@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
 class ProcessQueue:
     """[PQ-01] The cache of one message queue: `msg_tree_map` (queue offset → message) and, for an orderly
     consumer, `consuming_msg_orderly_tree_map` (taken but not yet committed), with RocketMQ's counters and flags.
@@ -73,9 +74,8 @@ def put_message(pq: ProcessQueue, msgs: Iterable[Message]) -> Outcome:
 def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outcome:
     """[PQ-04] Drop consumed messages; returns (pq, offset): -1 if the tree was empty on entry,
     `queue_offset_max + 1` if this call emptied it, else the smallest offset still cached."""
-    pq = evolve(pq, last_consume_timestamp=now)
     if not pq.msg_tree_map:
-        return Outcome(pq, -1, ("PQ-04",))
+        return Outcome(evolve(pq, last_consume_timestamp=now), -1, ("PQ-04",))
     tree, count, size = pq.msg_tree_map, pq.msg_count, pq.msg_size
     for msg in msgs:
         smaller = tree.discard(msg.queue_offset)
@@ -87,7 +87,8 @@ def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outco
     if count == 0:
         size = 0
     offset = tree.first_key() if tree else pq.queue_offset_max + 1
-    return Outcome(evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size), offset, ("PQ-04",))
+    pq = evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size, last_consume_timestamp=now)
+    return Outcome(pq, offset, ("PQ-04",))
 
 
 def get_max_span(pq: ProcessQueue) -> int:

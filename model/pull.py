@@ -3,8 +3,6 @@ client's handling of FOUND / NO_NEW_MSG / NO_MATCHED_MSG / OFFSET_ILLEGAL (spec/
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.broker import commit_offset, query_offset
 from model.cluster import GROUP, OffsetCommitted, OffsetIllegalFix, PullDue, PullObserved, System
 from model.consume_common import get_live_consumer, put_consumer, record_offset, schedule
@@ -12,6 +10,7 @@ from model.consume_service import get_consume_service
 from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
+from model.records import discard, evolve
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -24,8 +23,9 @@ def schedule_pull(system: System, client_id: str, mq: MessageQueue, at: int, sus
     """A new pull of the queue; any older pending pull of it becomes stale (its token no longer matches)."""
     consumer = system.consumers[client_id]
     token = consumer.pull_tokens.get(mq, 0) + 1
-    system = put_consumer(system, evolve(consumer, pull_tokens=consumer.pull_tokens.set(mq, token)))
-    return schedule(system, at, PullDue(client_id, consumer.incarnation, mq, token, suspended))
+    consumer = evolve(consumer, pull_tokens=consumer.pull_tokens.set(mq, token))
+    return schedule(system, at, PullDue(client_id, consumer.incarnation, mq, token, suspended),
+                    consumers=system.consumers.set(client_id, consumer))
 
 
 def compute_flow_control(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple]:
@@ -115,7 +115,7 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
         return schedule_pull(system, due.client_id, mq, system.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
     consumer = system.consumers[due.client_id]
     consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
-    system = evolve(put_consumer(system, consumer), parked=system.parked.discard((due.client_id, mq)))
+    system = evolve(put_consumer(system, consumer), parked=discard(system.parked, (due.client_id, mq)))
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), system.now, ("PL-04",))
     handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
     system, more = handler(system, due.client_id, mq, found, next_offset)
@@ -164,10 +164,10 @@ def wake_flow_controlled_pulls(system: System) -> System:
         consumer = get_live_consumer(system, client_id, incarnation)
         pq = None if consumer is None else consumer.process_queues.get(mq)
         if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
-            system = evolve(system, flow_parked=system.flow_parked.discard(key))
+            system = evolve(system, flow_parked=discard(system.flow_parked, key))
         elif compute_flow_control(system, client_id, mq, pq)[0] is None:
             at = since + CACHE_FLOW_CONTROL_MILLIS * ((system.now - since) // CACHE_FLOW_CONTROL_MILLIS + 1)
-            system = schedule_pull(evolve(system, flow_parked=system.flow_parked.discard(key)), client_id, mq, at)
+            system = schedule_pull(evolve(system, flow_parked=discard(system.flow_parked, key)), client_id, mq, at)
     return system
 
 
@@ -178,7 +178,7 @@ def wake_parked_pulls(system: System) -> System:
     # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
     for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
-            system = evolve(system, parked=system.parked.discard((client_id, mq)))
+            system = evolve(system, parked=discard(system.parked, (client_id, mq)))
             if client_id in system.consumers:
                 system = schedule_pull(system, client_id, mq, system.now)
     return system

@@ -8,12 +8,14 @@ another client can take the queue.
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
-from pyrsistent import PMap
+from collections.abc import Mapping
+
+from attrs import frozen
 
 from model.broker import Broker, QueueLock, is_lock_expired
 from model.config import Config
 from model.message import MessageQueue
+from model.records import discard, evolve
 
 # PQ 4.9.8 L44-46: the client's view of its lock is stale after 30 s; lockAll renews it every 20 s.
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000
@@ -64,7 +66,7 @@ def on_unlock_batch(broker: Broker, group: str, mqs, client_id: str) -> Broker:
     for mq in mqs:
         lock = locks.get((group, mq))
         if lock is not None and lock.client_id == client_id:
-            locks = locks.remove((group, mq))
+            locks = discard(locks, (group, mq))
     return evolve(broker, queue_locks=locks)
 
 
@@ -89,7 +91,7 @@ def is_lock_all_scheduled(config: Config) -> bool:
     return config.is_clustering
 
 
-def process_lock_all(broker: Broker, group: str, client_id: str, pqs: PMap, now: int) -> tuple[Broker, PMap]:
+def process_lock_all(broker: Broker, group: str, client_id: str, pqs: Mapping, now: int) -> tuple[Broker, Mapping]:
     """[LK-03] lockAll: one lockBatch for every queue in the ProcessQueue table; a granted queue's ProcessQueue is
     marked locked at `now`, a refused one is marked unlocked (its consumption stops at the next check)."""
     result = on_lock_batch(broker, group, pqs.keys(), client_id, now)
@@ -102,7 +104,7 @@ def process_lock_all(broker: Broker, group: str, client_id: str, pqs: PMap, now:
     return result.broker, updated
 
 
-def process_lock_one(broker: Broker, group: str, client_id: str, pqs: PMap, mq: MessageQueue, now: int):
+def process_lock_one(broker: Broker, group: str, client_id: str, pqs: Mapping, mq: MessageQueue, now: int):
     """[LK-01] RebalanceImpl.lock(mq): one-queue lockBatch; on success the ProcessQueue (if any) is marked locked.
 
     Returns (broker, pqs, granted)."""

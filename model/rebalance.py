@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from model.broker import query_offset
 from model.cluster import (
     GROUP,
@@ -30,6 +28,7 @@ from model.offset_store import (
 )
 from model.process_queue import create_process_queue
 from model.pull import commit_broker_offset, schedule_pull
+from model.records import discard, evolve
 
 REBALANCE_INTERVAL_MILLIS = 20_000
 PERSIST_INITIAL_DELAY_MILLIS = 10_000
@@ -100,9 +99,9 @@ def drop_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System
     consumer = system.consumers[client_id]
     store, updates = persist(consumer.offset_store, mq)
     consumer = evolve(consumer, offset_store=remove_offset(store, mq),
-                      process_queues=consumer.process_queues.discard(mq),
-                      next_offsets=consumer.next_offsets.discard(mq))
-    system = evolve(put_consumer(system, consumer), parked=system.parked.discard((client_id, mq)))
+                      process_queues=discard(consumer.process_queues, mq),
+                      next_offsets=discard(consumer.next_offsets, mq))
+    system = evolve(put_consumer(system, consumer), parked=discard(system.parked, (client_id, mq)))
     system, observations = send_oneway(system, client_id, updates, ("RB-02",))
     return system, observations + [Note(f"{client_id} dropped {mq}", system.now, ("RB-02",))]
 
@@ -173,7 +172,7 @@ def set_members(system: System, client_ids: tuple[str, ...]) -> tuple[System, li
     for client_id in sorted(set(system.consumers) - set(client_ids)):
         system = evolve(system, members=tuple(m for m in system.members if m != client_id))
         system, seen = rebalance_client(system, client_id)
-        system = evolve(system, consumers=system.consumers.discard(client_id))
+        system = evolve(system, consumers=discard(system.consumers, client_id))
         observations.extend(seen)
     system = evolve(system, members=tuple(sorted(client_ids)))
     for client_id in sorted(set(client_ids) - set(system.consumers)):
@@ -191,8 +190,8 @@ def crash(system: System, client_id: str) -> tuple[System, list]:
         return system, []
     parked = system.parked
     for key in [k for k in parked if k[0] == client_id]:
-        parked = parked.discard(key)
-    system = evolve(system, consumers=system.consumers.discard(client_id), parked=parked,
+        parked = discard(parked, key)
+    system = evolve(system, consumers=discard(system.consumers, client_id), parked=parked,
                     members=tuple(m for m in system.members if m != client_id))
     return system, [Note(f"{client_id} crashed", system.now, ("RB-06",))]
 

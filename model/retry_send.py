@@ -8,8 +8,9 @@ retry topic and the dead-letter queue from the request header alone (SMP 4.9.8 L
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
-from pyrsistent import PMap
+from collections.abc import Mapping
+
+from attrs import frozen
 
 from model.broker import (
     PERM_READ,
@@ -34,8 +35,10 @@ from model.message import (
     get_dlq_topic,
     get_retry_topic,
     is_retry_topic,
+    remove_property,
 )
 from model.profiles import Profile
+from model.records import evolve
 from model.send_back import (
     DEFAULT_RETRY_LEVEL_BASE,
     ResponseCode,
@@ -71,12 +74,13 @@ def compute_send_header(message: Message, config: Config) -> tuple[Message, int 
     """
     reconsume = message.get_property(PROPERTY_RECONSUME_TIME)
     max_times = message.get_property(PROPERTY_MAX_RECONSUME_TIMES)
-    properties = message.properties.discard(PROPERTY_RECONSUME_TIME).discard(PROPERTY_MAX_RECONSUME_TIMES)
+    properties = remove_property(remove_property(message.properties, PROPERTY_RECONSUME_TIME),
+                                 PROPERTY_MAX_RECONSUME_TIMES)
     max_header = int(max_times) if max_times is not None and config.client_version_at_least_3_4_9 else None
     return evolve(message, properties=properties), None if reconsume is None else int(reconsume), max_header
 
 
-def compute_retry_properties(msg: Message, reconsume_time: int, max_times: int, keeps_origin: bool) -> PMap:
+def compute_retry_properties(msg: Message, reconsume_time: int, max_times: int, keeps_origin: bool) -> Mapping:
     """The properties both client builders give the new message; DELAY is always 3 + reconsumeTimes.
 
     `keeps_origin` False is the property-order bug (#4050, #9481): the whole map is replaced after
@@ -85,12 +89,12 @@ def compute_retry_properties(msg: Message, reconsume_time: int, max_times: int, 
     properties = msg.properties
     if keeps_origin:
         properties = properties.set(PROPERTY_ORIGIN_MESSAGE_ID, compute_origin_message_id(msg, get_client_msg_id(msg)))
-    return properties.update({
+    return remove_property(properties.update({
         PROPERTY_RETRY_TOPIC: msg.topic,
         PROPERTY_RECONSUME_TIME: str(reconsume_time),
         PROPERTY_MAX_RECONSUME_TIMES: str(max_times),
         PROPERTY_DELAY_TIME_LEVEL: str(DEFAULT_RETRY_LEVEL_BASE + msg.reconsume_times),
-    }).discard(PROPERTY_TRANSACTION_PREPARED)
+    }), PROPERTY_TRANSACTION_PREPARED)
 
 
 def build_retry_message(msg: Message, group: str, config: Config, reconsume_time: int,

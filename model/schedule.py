@@ -7,9 +7,11 @@ from that, the head unit of the level's consume queue and the profile's re-check
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from attrs import evolve, field, frozen
+import immutables
+from attrs import field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from model.config import Config
@@ -21,7 +23,9 @@ from model.message import (
     PROPERTY_REAL_TOPIC,
     SCHEDULE_TOPIC,
     Message,
+    remove_property,
 )
+from model.records import evolve
 from model.store import ConsumeQueueUnit, Store, put_message
 
 if TYPE_CHECKING:
@@ -44,6 +48,19 @@ class LevelTask:
 
 
 @frozen
+class DueCache:
+    """The due time of every level (index level - 1, None for nothing to deliver) and their minimum, valid for the
+    schedule queues, tasks, persisted offsets and start time it was computed from (compared by identity)."""
+
+    queues: PVector
+    tasks: PVector
+    persisted_offsets: PMap
+    started_at: int
+    dues: tuple
+    earliest: int | None
+
+
+@frozen(slots=False)  # copied on every timer run: model.records.evolve copies its __dict__
 class ScheduleState:
     """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
 
@@ -57,6 +74,8 @@ class ScheduleState:
     persisted_offsets: PMap = field(factory=pmap)
     next_flush: int | None = None
     last_flush: int | None = None
+    # Derived, not state: kept so that the next due time is found without re-deriving all 18 levels per event.
+    due_cache: DueCache | None = field(default=None, eq=False, repr=False)
 
 
 @frozen
@@ -118,7 +137,7 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     return unit.tags_code
 
 
-def get_schedule_queue(store: Store, level: int) -> PVector:
+def get_schedule_queue(store: Store, level: int) -> immutables.Map:
     return store.get_consume_queue(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 
@@ -128,35 +147,80 @@ def set_level_task(tasks: PVector, level: int, task: LevelTask) -> PVector:
     return tasks.set(level - 1, task)
 
 
+def is_due_cache_valid(cache: DueCache | None, state: ScheduleState, queues: PVector) -> bool:
+    return (cache is not None and cache.queues is queues and cache.tasks is state.tasks
+            and cache.persisted_offsets is state.persisted_offsets and cache.started_at == state.started_at)
+
+
+def compute_due_cache(broker: Broker, config: Config) -> DueCache:
+    """[DT-04] The due time of every level with something to deliver, re-deriving only what may have changed.
+
+    A level's due time depends on its task and the unit at the task's offset; appending to its queue changes it only
+    while the level had nothing to deliver. So with the same tasks, a level keeps its cached due time unless its
+    queue changed and it had none.
+    """
+    state, queues = broker.schedule, broker.store.schedule_queues
+    cache = state.due_cache
+    if is_due_cache_valid(cache, state, queues):
+        return cache
+    if not queues:
+        return create_due_cache(state, queues, ())
+    delays = config.delay_levels
+    # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
+    queues = queues[: len(delays)]
+    if cache is None or not is_due_cache_valid(cache, state, cache.queues):
+        dues = [compute_fresh_level_due(state, config, index, queue) for index, queue in enumerate(queues)]
+        return create_due_cache(state, broker.store.schedule_queues, tuple(dues))
+    dues, earliest, seen = list(cache.dues), cache.earliest, cache.queues
+    dues.extend([None] * (len(queues) - len(dues)))
+    changed = [index for index, (queue, old) in enumerate(zip(queues, seen, strict=False)) if queue is not old]
+    changed.extend(range(len(seen), len(queues)))
+    for index in changed:
+        if dues[index] is None:
+            due = compute_fresh_level_due(state, config, index, queues[index])
+            dues[index] = due
+            if due is not None and (earliest is None or due < earliest):
+                earliest = due
+    return DueCache(broker.store.schedule_queues, state.tasks, state.persisted_offsets, state.started_at,
+                    tuple(dues), earliest)
+
+
+def compute_fresh_level_due(state: ScheduleState, config: Config, index: int, queue) -> int | None:
+    """[DT-04] The due time of level index + 1 from its task (the task's own cached one if it has it)."""
+    task = state.tasks[index] if index < len(state.tasks) else None
+    if task is not None and task.due is not None:
+        return task.due
+    return compute_level_due_time(task or get_level_task(state, index + 1), queue, config.delay_levels[index], config)
+
+
+def create_due_cache(state: ScheduleState, queues: PVector, dues: tuple) -> DueCache:
+    earliest = min([due for due in dues if due is not None], default=None)
+    return DueCache(queues, state.tasks, state.persisted_offsets, state.started_at, dues, earliest)
+
+
 def compute_level_due_times(broker: Broker, config: Config) -> list[tuple[int, int]]:
     """[DT-04] (level, due time) of every level with something to deliver, in level order."""
-    state, delays, tasks = broker.schedule, config.delay_levels, broker.schedule.tasks
-    due_times = []
-    # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
-    for level, queue in enumerate(broker.store.schedule_queues[: len(delays)], start=1):
-        task = tasks[level - 1] if level <= len(tasks) else None
-        if task is not None and task.due is not None:
-            due_times.append((level, task.due))
-            continue
-        due = compute_level_due_time(task or get_level_task(state, level), queue, delays[level - 1], config)
-        if due is not None:
-            due_times.append((level, due))
-    return due_times
+    dues = compute_due_cache(broker, config).dues
+    return [(level, due) for level, due in enumerate(dues, start=1) if due is not None]
 
 
-def compute_next_time(state: ScheduleState, due_times: list[tuple[int, int]]) -> int | None:
-    times = [due for _level, due in due_times]
-    if state.next_flush is not None:
-        times.append(state.next_flush)
-    return min(times, default=None)
+def has_due_levels(broker: Broker, config: Config) -> bool:
+    """[DT-04] Some level has a message left to deliver (the offset flush aside)."""
+    return compute_due_cache(broker, config).earliest is not None
+
+
+def compute_next_time(state: ScheduleState, cache: DueCache) -> int | None:
+    if state.next_flush is None or (cache.earliest is not None and cache.earliest < state.next_flush):
+        return cache.earliest
+    return state.next_flush
 
 
 def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
     """[DT-04] The earliest time a level task delivers or the offset flush writes changed offsets; None if none."""
-    return compute_next_time(broker.schedule, compute_level_due_times(broker, config))
+    return compute_next_time(broker.schedule, compute_due_cache(broker, config))
 
 
-def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
+def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
     """[DT-05] messageTimeup: the message for the real topic and queue, and the properties string it is stored with.
 
     The properties string is computed before DELAY is cleared, so the stored copy keeps the stale DELAY (DT-06).
@@ -166,7 +230,7 @@ def compute_message_timeup(scheduled: Message) -> tuple[Message, PMap]:
         topic=properties_string[PROPERTY_REAL_TOPIC],
         body=scheduled.body,
         tags=scheduled.tags,
-        properties=properties_string.discard(PROPERTY_DELAY_TIME_LEVEL),
+        properties=remove_property(properties_string, PROPERTY_DELAY_TIME_LEVEL),
         queue_id=int(properties_string[PROPERTY_REAL_QUEUE_ID]),
         reconsume_times=scheduled.reconsume_times,
         flag=scheduled.flag,
@@ -203,8 +267,9 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
         store, delivery = process_delivery(store, config, level, offset, unit, now, offset < task.high_water)
         deliveries.append(delivery)
         offset += 1
-    task = LevelTask(offset, next_run, max(task.high_water, offset))
-    return store, evolve(task, due=compute_level_due_time(task, queue, delay, config)), deliveries
+    high_water = max(task.high_water, offset)
+    due = compute_level_due_time(LevelTask(offset, next_run, high_water), queue, delay, config)
+    return store, LevelTask(offset, next_run, high_water, due), deliveries
 
 
 def compute_next_flush_time(state: ScheduleState, config: Config, changed_at: int) -> int:
@@ -228,31 +293,36 @@ def on_schedule_timer(broker: Broker, config: Config, now: int) -> tuple[Broker,
 
     Raises IllegalTransition if something was due before `now`: the schedule must be processed in time order.
     """
-    return process_timer(broker, config, now, compute_level_due_times(broker, config))
+    return process_timer(broker, config, now, compute_due_cache(broker, config))
 
 
-def process_timer(broker: Broker, config: Config, now: int, due_times: list[tuple[int, int]]):
+def process_timer(broker: Broker, config: Config, now: int, cache: DueCache):
     """[DT-04] on_schedule_timer with the due times already computed for the broker's current state."""
     state, store = broker.schedule, broker.store
-    skipped = [level for level, due in due_times if due < now]
-    if skipped or (state.next_flush is not None and state.next_flush < now):
+    if (cache.earliest is not None and cache.earliest < now) or (state.next_flush is not None
+                                                                  and state.next_flush < now):
+        skipped = [level for level, due in enumerate(cache.dues, start=1) if due is not None and due < now]
         raise IllegalTransition(f"levels {skipped} due, flush at {state.next_flush}", f"schedule timer at {now}",
                                 "the schedule must be processed in time order")
     deliveries: list[Delivery] = []
-    tasks = state.tasks
-    for level, due in due_times:
-        task = get_level_task(state, level)
-        if due == now:
-            store, task, delivered = process_level_run(store, config, level, task, now)
-            tasks = set_level_task(tasks, level, task)
-            deliveries.extend(delivered)
-        elif task.due is None:
-            tasks = set_level_task(tasks, level, evolve(task, due=due))
-    state = evolve(state, tasks=tasks)
-    if deliveries and state.next_flush is None:
-        state = evolve(state, next_flush=compute_next_flush_time(state, config, now))
-    if state.next_flush == now:
+    tasks, dues = state.tasks, list(cache.dues)
+    if cache.earliest == now:
+        for index, due in enumerate(cache.dues):
+            if due == now:
+                level = index + 1
+                store, task, delivered = process_level_run(store, config, level, get_level_task(state, level), now)
+                tasks = set_level_task(tasks, level, task)
+                dues[index] = task.due
+                deliveries.extend(delivered)
+    next_flush = state.next_flush
+    if deliveries and next_flush is None:
+        next_flush = compute_next_flush_time(state, config, now)
+    state = evolve(state, tasks=tasks, next_flush=next_flush)
+    if next_flush == now:
         state = process_flush(state, now)
+    # Deliveries go to real topics, so the schedule queues are those of `cache`; were one changed, the next lookup
+    # would see it by identity and re-derive that level.
+    state = evolve(state, due_cache=create_due_cache(state, cache.queues, tuple(dues)))
     return evolve(broker, schedule=state, store=store), tuple(deliveries)
 
 
@@ -260,11 +330,11 @@ def process_schedule_until(broker: Broker, config: Config, until: int) -> tuple[
     """[DT-04] Run every scheduled task up to and including `until`, each at its own time, in time order."""
     deliveries: list[Delivery] = []
     while True:
-        due_times = compute_level_due_times(broker, config)
-        when = compute_next_time(broker.schedule, due_times)
+        cache = compute_due_cache(broker, config)
+        when = compute_next_time(broker.schedule, cache)
         if when is None or when > until:
             return broker, tuple(deliveries)
-        broker, delivered = process_timer(broker, config, when, due_times)
+        broker, delivered = process_timer(broker, config, when, cache)
         deliveries.extend(delivered)
 
 

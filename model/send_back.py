@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from model.broker import (
     PERM_READ,
@@ -33,6 +33,7 @@ from model.message import (
     get_retry_topic,
 )
 from model.profiles import Profile
+from model.records import evolve
 from model.store import put_message
 
 RANDOM_BOUND = 99_999_999  # ThreadLocalRandom.nextInt(99999999): the caller's draw is in [0, RANDOM_BOUND)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
-from attrs import evolve, field, frozen
-from pyrsistent import PMap, PVector, pmap, pvector
+import immutables
+from attrs import field, frozen
+from pyrsistent import PVector, pvector
 
 from model.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
 from model.message import (
@@ -17,8 +19,12 @@ from model.message import (
     compute_message_id,
     java_string_hash,
 )
+from model.records import evolve
 
-EMPTY_QUEUE: PVector = pvector()
+# A consume queue is a map from queue offset to unit (0, 1, 2, ...): indexable and sized like a list. Not a
+# pvector: CPython's young-generation collection traverses a new pvector's every element, so appending to a long
+# queue would cost time proportional to its length at the next collection.
+EMPTY_QUEUE = immutables.Map()
 
 
 class PutMessageStatus(enum.Enum):
@@ -43,13 +49,14 @@ class ConsumeQueueUnit:
 class Store:
     """Commit log keyed by physical offset, and consume queues keyed by (topic, queue id)."""
 
-    commit_log: PMap = field(factory=pmap)
+    # immutables.Map (a C HAMT): a put costs a fraction of a pyrsistent pmap.set and the GC walks fewer objects.
+    commit_log: immutables.Map = field(factory=immutables.Map)
     next_physical_offset: int = 0
-    consume_queues: PMap = field(factory=pmap)
+    consume_queues: immutables.Map = field(factory=immutables.Map)
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
     schedule_queues: PVector = field(factory=pvector)
 
-    def get_consume_queue(self, topic: str, queue_id: int) -> PVector:
+    def get_consume_queue(self, topic: str, queue_id: int) -> immutables.Map:
         return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
@@ -76,15 +83,20 @@ def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
     return min(level, len(delays))
 
 
+def compute_delay_properties(message: Message, level: int) -> Mapping:
+    """The properties of a parked message: the clamped level, the real topic and the real queue id (ST-01)."""
+    return message.properties.update(
+        {PROPERTY_DELAY_TIME_LEVEL: str(level), PROPERTY_REAL_TOPIC: message.topic,
+         PROPERTY_REAL_QUEUE_ID: str(message.queue_id)}
+    )
+
+
 def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> Message:
     """[ST-01] A message with delay level > 0 is parked in SCHEDULE_TOPIC_XXXX queue level - 1, the level clamped
     to the maximum, with its real topic and queue kept in REAL_TOPIC and REAL_QID."""
     level = compute_clamped_delay_level(message.delay_time_level, delays)
-    properties = message.properties.update(
-        {PROPERTY_DELAY_TIME_LEVEL: str(level), PROPERTY_REAL_TOPIC: message.topic,
-         PROPERTY_REAL_QUEUE_ID: str(message.queue_id)}
-    )
-    return evolve(message, topic=SCHEDULE_TOPIC, queue_id=delay_level_to_queue_id(level), properties=properties)
+    return evolve(message, topic=SCHEDULE_TOPIC, queue_id=delay_level_to_queue_id(level),
+                  properties=compute_delay_properties(message, level))
 
 
 def compute_tags_code(message: Message, delays: tuple[int, ...]) -> int:
@@ -96,7 +108,7 @@ def compute_tags_code(message: Message, delays: tuple[int, ...]) -> int:
 
 
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
-                stored_properties: PMap | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
+                stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] Append a message to the commit log and its consume queue, rewriting a delayed one first (ST-01).
 
     `stored_properties` is Java's propertiesString: what the commit log keeps when the caller computed it before
@@ -104,26 +116,32 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     broker wall clock that is ahead of the virtual clock by that many ms (it is set back later, DT-07).
     Returns the new store and the message as stored (offsets, msg id and store time assigned).
     """
-    if message.delay_time_level > 0:
-        message = transform_delay_level_message(message, delays)
-    elif stored_properties is not None:
-        message = evolve(message, properties=stored_properties)
+    level = message.delay_time_level
+    if level > 0:
+        # transform_delay_level_message, folded into the one copy of the message that the store makes
+        level = compute_clamped_delay_level(level, delays)
+        topic, queue_id = SCHEDULE_TOPIC, delay_level_to_queue_id(level)
+        properties = compute_delay_properties(message, level)
+    else:
+        topic, queue_id = message.topic, message.queue_id
+        properties = message.properties if stored_properties is None else stored_properties
     physical = store.next_physical_offset
-    key = (message.topic, message.queue_id)
+    key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
-    stored = evolve(message, queue_offset=len(queue), commit_log_offset=physical,
-                    msg_id=compute_message_id(physical), store_timestamp=now + clock_lead)
+    stored = evolve(message, topic=topic, queue_id=queue_id, properties=properties, queue_offset=len(queue),
+                    commit_log_offset=physical, msg_id=compute_message_id(physical), store_timestamp=now + clock_lead)
     size = compute_stored_size(stored)
-    unit = ConsumeQueueUnit(physical, size, compute_tags_code(stored, delays), now)
-    queue = queue.append(unit)
+    if level > 0:
+        tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)
+    elif topic == SCHEDULE_TOPIC:
+        tags_code = compute_tags_code(stored, delays)
+    else:
+        tags_code = java_string_hash(stored.tags)
+    queue = queue.set(len(queue), ConsumeQueueUnit(physical, size, tags_code, now))
     schedule_queues = store.schedule_queues
-    if message.topic == SCHEDULE_TOPIC:
-        missing = message.queue_id + 1 - len(schedule_queues)
-        schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(message.queue_id, queue)
-    store = Store(
-        commit_log=store.commit_log.set(physical, stored),
-        next_physical_offset=physical + size,
-        consume_queues=store.consume_queues.set(key, queue),
-        schedule_queues=schedule_queues,
-    )
+    if topic == SCHEDULE_TOPIC:
+        missing = queue_id + 1 - len(schedule_queues)
+        schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(queue_id, queue)
+    store = Store(store.commit_log.set(physical, stored), physical + size, store.consume_queues.set(key, queue),
+                  schedule_queues)
     return store, stored

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attrs import evolve
-
 from model.broker import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic
 from model.cluster import (
     GROUP,
@@ -34,6 +32,7 @@ from model.consume_service import get_consume_service
 from model.message import create_message, get_retry_topic, is_dlq_topic, java_string_hash
 from model.pull import commit_broker_offset, process_pull, wake_parked_pulls
 from model.rebalance import crash, process_offset_illegal_fix, process_persist, process_rebalance_due, set_members
+from model.records import evolve
 from model.schedule import get_next_schedule_time, on_schedule_timer
 from model.store import put_message
 from model.timers import heap_peek, heap_pop

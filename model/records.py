@@ -1,0 +1,80 @@
+"""A faster `attrs.evolve` for the model's frozen records.
+
+The model copies a record on every event (the System alone has 19 fields), and `attrs.evolve` looks the class's
+fields up and builds a keyword dict on every call: it was the largest single cost of a system step. This `evolve`
+works out once per class how to copy it:
+
+- a record declared with `@frozen(slots=False)` and without converters, validators or `__attrs_post_init__`
+  (the System and its big parts, copied several times per event) is copied by copying its `__dict__`: no
+  `__init__` would do anything but store the values;
+- any other record whose `__init__` takes every field positionally under its own name is rebuilt positionally
+  from an attribute getter (its `__init__` runs, with its converters and validators);
+- the rest falls back to `attrs.evolve`.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Mapping
+from typing import TypeVar
+
+import attrs
+import immutables
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class CopyPlan:
+    positions: dict[str, int]
+    get_all: operator.attrgetter | None
+    # True: copy the instance dict; False: call the class positionally.
+    by_dict: bool
+
+
+@functools.cache
+def get_copy_plan(cls: type) -> CopyPlan | None:
+    """How to copy instances of `cls`, or None when only attrs.evolve will do."""
+    fields = attrs.fields(cls)
+    if len(fields) < 2 or any(not f.init or f.kw_only or f.alias != f.name for f in fields):
+        return None
+    names = tuple(f.name for f in fields)
+    positions = {name: position for position, name in enumerate(names)}
+    plain = all(f.converter is None and f.validator is None for f in fields)
+    if plain and "__slots__" not in cls.__dict__ and not hasattr(cls, "__attrs_post_init__"):
+        return CopyPlan(positions, None, True)
+    return CopyPlan(positions, operator.attrgetter(*names), False)
+
+
+def evolve(inst: T, **changes) -> T:
+    """A copy of the attrs instance `inst` with `changes` applied, as `attrs.evolve`."""
+    cls = inst.__class__
+    plan = get_copy_plan(cls)
+    if plan is None:
+        return attrs.evolve(inst, **changes)
+    positions = plan.positions
+    for name in changes:
+        if name not in positions:
+            raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+    if plan.by_dict:
+        values = inst.__dict__.copy()
+        values.update(changes)
+        copy = object.__new__(cls)
+        object.__setattr__(copy, "__dict__", values)
+        return copy
+    values = list(plan.get_all(inst))
+    for name, value in changes.items():
+        values[positions[name]] = value
+    return cls(*values)
+
+
+def discard(mapping: Mapping, key) -> Mapping:
+    """The persistent map without `key` (the same map when absent).
+
+    The model's maps are immutables.Map (a set costs 0.4 us against 2.9 us for a pyrsistent pmap, and a map is a
+    few objects for the cyclic GC rather than a pvector of buckets); tests may still hand in a pmap.
+    """
+    if key not in mapping:
+        return mapping
+    return mapping.delete(key) if isinstance(mapping, immutables.Map) else mapping.discard(key)

@@ -215,6 +215,7 @@ class OnewayCommit:
     queue: MessageQueue
     offset: int
     sent_at: int
+    lifetime: tuple[int, int] = (0, 0)
 
 
 @frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
@@ -229,6 +230,8 @@ class System:
     requests: immutables.Map = field(factory=immutables.Map)
     next_request_id: int = 1
     parked: immutables.Map = field(factory=immutables.Map)
+    # Pulls held back by the count, size or span check: (client, queue) -> (first check, incarnation, token).
+    flow_parked: immutables.Map = field(factory=immutables.Map)
     oneway: Fifo = field(factory=Fifo)
     hold_oneway: bool = False
     min_offsets: immutables.Map = field(factory=immutables.Map)
@@ -312,7 +315,8 @@ class OffsetUpdated:
 
 @frozen
 class OffsetCommitted:
-    """The broker's persisted offset of a queue changed; `source` is "persist", "pull" or "illegal"."""
+    """The broker's persisted offset of a queue changed; `source` is "persist" (a one-way commit) or "pull" (the
+    piggybacked offset); `lifetime` is the sending ProcessQueue's (incarnation, generation)."""
 
     queue: MessageQueue
     offset: int
@@ -320,6 +324,7 @@ class OffsetCommitted:
     source: str
     time: int
     rules: tuple[str, ...] = ()
+    lifetime: tuple[int, int] = (0, 0)
 
 
 @frozen

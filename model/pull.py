@@ -76,16 +76,18 @@ def commit_piggyback(system: System, consumer, mq: MessageQueue) -> tuple[System
     offset = get_offset(consumer.offset_store, mq)
     if not system.config.is_clustering or offset is None or offset <= 0:
         return system, []
-    return commit_broker_offset(system, mq, offset, "pull", ("PL-07",))
+    lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
+    return commit_broker_offset(system, mq, offset, "pull", ("PL-07",), lifetime)
 
 
-def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules) -> tuple[System, list]:
+def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules,
+                         lifetime: tuple[int, int] = (0, 0)) -> tuple[System, list]:
     """[SY-02] The broker stores whatever offset arrives, smaller or not."""
     previous = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
     if previous == offset:
         return system, []
     broker = commit_offset(system.broker, GROUP, mq.topic, mq.queue_id, offset)
-    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules)]
+    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules, lifetime)]
 
 
 def process_pull(system: System, due: PullDue) -> tuple[System, list]:
@@ -102,8 +104,11 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
     system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
     delay, rules = compute_flow_control(system, due.client_id, mq, pq)
     if delay is not None:
-        system = schedule_pull(system, due.client_id, mq, system.now + delay)
-        return system, [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
+        seen = [PullObserved(due.client_id, mq, "FLOW_CONTROL", -1, -1, 0, system.now, rules)]
+        if rules in (("PL-02",), ("PL-03",)):
+            parked = (system.now, consumer.incarnation, due.token)
+            return evolve(system, flow_parked=system.flow_parked.set((due.client_id, mq), parked)), seen
+        return schedule_pull(system, due.client_id, mq, system.now + delay), seen
     system, observations = get_consume_service(system.config).prepare_pull(system, due.client_id, mq)
     consumer = system.consumers[due.client_id]
     system, piggybacked = commit_piggyback(system, consumer, mq)
@@ -147,7 +152,7 @@ def on_no_message(system: System, client_id: str, mq: MessageQueue, _found, next
 
 def on_offset_illegal(system: System, client_id: str, mq: MessageQueue, _found, next_offset: int):
     """[PL-08] OFFSET_ILLEGAL: the queue is dropped; 10 s later (4.9) or at once (5.2.0+) the offset is set to
-    nextBeginOffset, persisted, and the queue removed, to be re-added by the next rebalance."""
+    nextBeginOffset, persisted, and the queue removed, to be re-added by the next rebalance (5.2.0+: at once)."""
     consumer = system.consumers[client_id]
     pq = evolve(consumer.process_queues[mq], dropped=True)
     system = put_consumer(system, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
@@ -156,9 +161,28 @@ def on_offset_illegal(system: System, client_id: str, mq: MessageQueue, _found, 
     return schedule(system, system.now + (0 if immediate else OFFSET_ILLEGAL_FIX_DELAY_MILLIS), fix), []
 
 
+def wake_flow_controlled_pulls(system: System) -> System:
+    """[PL-02] [PL-03] A pull held back by the cache checks again every 50 ms; only an event can shrink the cache,
+    so instead of firing every 50 ms the retry is scheduled at the first 50 ms tick after the check would pass
+    (the same pull at the same virtual time, without thousands of no-op timers during a long wait)."""
+    for key, (since, incarnation, token) in sorted(system.flow_parked.items()):
+        client_id, mq = key
+        consumer = get_live_consumer(system, client_id, incarnation)
+        pq = None if consumer is None else consumer.process_queues.get(mq)
+        if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
+            system = evolve(system, flow_parked=discard(system.flow_parked, key))
+        elif compute_flow_control(system, client_id, mq, pq)[0] is None:
+            at = since + CACHE_FLOW_CONTROL_MILLIS * ((system.now - since) // CACHE_FLOW_CONTROL_MILLIS + 1)
+            system = schedule_pull(evolve(system, flow_parked=discard(system.flow_parked, key)), client_id, mq, at)
+    return system
+
+
 def wake_parked_pulls(system: System) -> System:
     """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
-    for (client_id, mq), offset in system.parked.items():
+    if system.flow_parked:
+        system = wake_flow_controlled_pulls(system)
+    # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
+    for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
             system = evolve(system, parked=discard(system.parked, (client_id, mq)))
             if client_id in system.consumers:

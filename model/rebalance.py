@@ -70,11 +70,14 @@ def start_consumer(system: System, client_id: str) -> System:
 def send_oneway(system: System, client_id: str, updates, rules) -> tuple[System, list]:
     """[SY-02] updateConsumeOffsetToBroker is one-way: committed at once, or held in the network."""
     observations = []
+    consumer = system.consumers[client_id]
     for mq, offset in updates:
+        lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
         if system.hold_oneway:
-            system = evolve(system, oneway=system.oneway.append(OnewayCommit(client_id, mq, offset, system.now)))
+            commit = OnewayCommit(client_id, mq, offset, system.now, lifetime)
+            system = evolve(system, oneway=system.oneway.append(commit))
         else:
-            system, seen = commit_broker_offset(system, mq, offset, "persist", rules)
+            system, seen = commit_broker_offset(system, mq, offset, "persist", rules, lifetime)
             observations.extend(seen)
     return system, observations
 
@@ -136,12 +139,20 @@ def add_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System,
     return system, [Note(f"{client_id} took {mq} at {offset}", system.now, ("RB-04",))]
 
 
+def is_pull_stale(system: System, client_id: str, mq: MessageQueue, pq) -> bool:
+    """[LK-08] isPullExpired. A live queue's pull held back by flow control (parked, PL-02) would re-stamp
+    lastPullTimestamp every 50 ms, so it is never stale."""
+    if not pq.dropped and (client_id, mq) in system.flow_parked:
+        return False
+    return is_pull_expired(pq, system.now)
+
+
 def rebalance_client(system: System, client_id: str) -> tuple[System, list]:
     """[RB-01] updateProcessQueueTableInRebalance: drop queues no longer assigned and [LK-08] assigned ones not
     pulled for 120 s (isPullExpired), then add the assigned queues missing from the table."""
     target = compute_allocation(system, client_id)
     table = system.consumers[client_id].process_queues
-    stale = frozenset(mq for mq in target & frozenset(table) if is_pull_expired(table[mq], system.now))
+    stale = frozenset(mq for mq in target & frozenset(table) if is_pull_stale(system, client_id, mq, table[mq]))
     service = get_consume_service(system.config)
     observations = []
     for mq in sorted((frozenset(table) - target) | stale):
@@ -199,7 +210,8 @@ def crash(system: System, client_id: str) -> tuple[System, list]:
 
 
 def process_offset_illegal_fix(system: System, fix: OffsetIllegalFix) -> tuple[System, list]:
-    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair, then the queue is re-added."""
+    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair; the queue is re-added by the next
+    rebalance (4.9, up to 20 s later) or at once (5.2.0+, rebalanceImmediately)."""
     consumer = get_live_consumer(system, fix.client_id, fix.incarnation)
     if consumer is None or consumer.generations.get(fix.queue) != fix.generation:
         return system, []
@@ -213,5 +225,8 @@ def process_offset_illegal_fix(system: System, fix: OffsetIllegalFix) -> tuple[S
     store, updates = persist(store, fix.queue)
     system, observations = send_oneway(system, fix.client_id, updates, ("PL-08",))
     system, dropped = drop_queue(system, fix.client_id, fix.queue)
+    if not system.config.profile.offset_illegal_freezes_immediately:
+        return system, observations + dropped
+    # 5.2.0+ calls rebalanceImmediately(); 4.9 waits for the next 20 s rebalance to re-add the queue.
     system, added = rebalance_client(system, fix.client_id)
     return system, observations + dropped + added

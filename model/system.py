@@ -73,7 +73,7 @@ def on_deliver_oneway(system: System, event: DeliverOneway) -> tuple[System, lis
     system = evolve(system, oneway=system.oneway.delete(event.index))
     if event.lose:
         return system, []
-    return commit_broker_offset(system, commit.queue, commit.offset, "persist", ("SY-02",))
+    return commit_broker_offset(system, commit.queue, commit.offset, "persist", ("SY-02",), commit.lifetime)
 
 
 def on_expire_queue_head(system: System, event: ExpireQueueHead) -> tuple[System, list]:

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from hypothesis import event
+
 from model.cluster import (
     TOPIC,
     ConsumeProcessed,
     DlqArrival,
     ListenerInvoked,
+    OffsetCommitted,
     OffsetUpdated,
     Produced,
     SendBackOutcome,
 )
 from model.config import get_max_reconsume_times
-from model.message import PROPERTY_ORIGIN_MESSAGE_ID, PROPERTY_RETRY_TOPIC, SCHEDULE_TOPIC, is_retry_topic
+from model.message import (
+    PROPERTY_ORIGIN_MESSAGE_ID,
+    PROPERTY_REAL_TOPIC,
+    PROPERTY_RETRY_TOPIC,
+    SCHEDULE_TOPIC,
+    is_dlq_topic,
+    is_retry_topic,
+)
 
 DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200]
 
@@ -23,19 +33,27 @@ DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200
 class Ledger:
     """What happened to each produced message (by UNIQ_KEY), built from observations only."""
 
-    def __init__(self, config):
+    def __init__(self, config, subscription: frozenset | None = None):
         self.config = config
+        self.subscription = subscription
         self.max_times = get_max_reconsume_times(config)
         self.produced = {}
+        self.unsubscribed = set()
         self.origin_ids = {}
         self.succeeded = set()
         self.invocations = defaultdict(int)
+        self.copies = defaultdict(set)
+        self.sent_back = defaultdict(int)
+        self.forked = set()
         self.dlq = set()
         self.dropped_by_design = set()
         self.lost_origin = set()
         self.earliest_retry = {}
         self.client_offsets = {}
+        self.broker_writer = {}
+        self.broker_decreases = []
         self.send_backs = 0
+        self.broadcast_timeouts = 0
         self.broadcast_dropped = set()
         self.delivered_msg_ids = set()
 
@@ -46,10 +64,15 @@ class Ledger:
                 handler(o)
 
     def on_Produced(self, o: Produced):
-        self.produced[o.message.uniq_key] = o.message
+        key = o.message.uniq_key
+        if self.subscription is not None and o.message.tags not in self.subscription:
+            self.unsubscribed.add(key)
+        else:
+            self.produced[key] = o.message
 
     def on_ListenerInvoked(self, o: ListenerInvoked):
         for m in o.messages:
+            assert m.uniq_key not in self.unsubscribed, f"[PL-05] listener saw tag {m.tags!r} it did not subscribe"
             self.invocations[m.uniq_key] += 1
             if not is_retry_topic(o.queue.topic) and m.reconsume_times == 0:
                 # The id the broker links retries to is the consumed copy's (a delayed produce is re-stored).
@@ -59,6 +82,17 @@ class Ledger:
             if is_retry_topic(o.queue.topic) and m.msg_id not in self.delivered_msg_ids:
                 self.check_retry_delivery(m, o.time)
             self.delivered_msg_ids.add(m.msg_id)
+            self.check_copies(m)
+
+    def check_copies(self, m):
+        """[SY-05] At most 1 + max stored copies of one original reach a listener, unless one copy was sent back
+        twice (4.9's late result after cleanExpiredMsg, or a copy re-consumed after a rebalance or crash)."""
+        copies = self.copies[m.uniq_key]
+        copies.add(m.msg_id)
+        if m.uniq_key in self.forked:
+            event("SY-05 a copy sent back twice forks the retry chain")
+            return
+        assert len(copies) <= 1 + self.max_times, f"{m.uniq_key}: {len(copies)} copies, max {self.max_times}"
 
     def check_retry_delivery(self, m, now):
         """[SY-06] [SY-05] [SY-09] A broker redelivery: not early, within the retry budget, linked to its origin."""
@@ -67,7 +101,14 @@ class Ledger:
         assert due is not None and now >= due, f"retry of {m.uniq_key} at {now}, due {due}"
         assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC
         origin = m.get_property(PROPERTY_ORIGIN_MESSAGE_ID)
-        if m.uniq_key not in self.lost_origin:
+        if origin is None:
+            # Only a first failure sent through the client fallback of a profile with the #9481 bug loses it.
+            assert m.uniq_key in self.lost_origin, f"[SY-09] {m.uniq_key} redelivered without ORIGIN_MESSAGE_ID"
+            event("SY-09 ORIGIN_MESSAGE_ID lost by the fallback (profile)")
+        elif m.uniq_key in self.lost_origin and origin in self.copies[m.uniq_key]:
+            # Once lost, the broker's next send-back links the chain to the retry copy it was given (SMP).
+            event("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
+        else:
             assert origin in (self.origin_ids[m.uniq_key], m.uniq_key), (origin, self.origin_ids[m.uniq_key])
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):
@@ -78,22 +119,41 @@ class Ledger:
 
     def on_SendBackOutcome(self, o: SendBackOutcome):
         self.send_backs += 1
-        assert self.config.is_clustering, "[SY-08] a BROADCASTING consumer sent a message back"
-        key = o.message.uniq_key
+        if not self.config.is_clustering:
+            # cleanExpiredMsg does not look at the message model (PQ 4.9.8 L79-L131): a timed-out message is sent
+            # back even when BROADCASTING; a failed one never is.
+            assert "CT-02" in o.rules, "[SY-08] a BROADCASTING consumer sent a failed message back"
+            self.broadcast_timeouts += 1
+            event("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
+        key, stored = o.message.uniq_key, o.stored
         if o.path == "fallback" and o.message.get_property(PROPERTY_ORIGIN_MESSAGE_ID) is None:
             if not self.config.profile.fallback_keeps_origin_message_id:
                 self.lost_origin.add(key)
-        stored = o.stored
+        if o.path != "failed":
+            self.sent_back[o.message.msg_id] += 1
+            if self.sent_back[o.message.msg_id] > 1:
+                self.forked.add(key)
         if o.path == "rpc" and stored is None:
             self.dropped_by_design.add(key)
-        if stored is not None and stored.topic == SCHEDULE_TOPIC:
-            level = stored.delay_time_level
-            due = o.time + DELAYS_MS[level - 1] * 1000
+        if stored is not None and is_dlq_topic(stored.get_property(PROPERTY_REAL_TOPIC) or stored.topic):
+            self.check_dead_letter(o)
+        elif stored is not None and stored.topic == SCHEDULE_TOPIC:
+            due = o.time + DELAYS_MS[stored.delay_time_level - 1] * 1000
             slot = (key, stored.reconsume_times)
             self.earliest_retry[slot] = min(self.earliest_retry.get(slot, due), due)
 
+    def check_dead_letter(self, o: SendBackOutcome):
+        """[SY-05] Only a message out of retries (reconsumeTimes >= max), or one the listener sent back through
+        the broker RPC with a level < 0, goes to the DLQ (the fallback ignores the level). The fallback sends
+        RECONSUME_TIME = r + 1, and the 4.9 broker DLQs it at r + 1 >= max: one retry earlier (§4.4)."""
+        r = o.message.reconsume_times
+        early = o.path == "fallback" and not self.config.profile.retry_send_dlq_strictly_greater
+        out_of_retries = r + 1 >= self.max_times if early else r >= self.max_times
+        asked = o.path == "rpc" and o.delay_level < 0
+        assert out_of_retries or asked, (o.path, o.delay_level, o.message.reconsume_times, self.max_times)
+        event("SY-05 DLQ: " + ("out of retries" if out_of_retries else "level < 0"))
+
     def on_DlqArrival(self, o: DlqArrival):
-        """[SY-05] Only a message out of retries, or one the listener sent with level < 0, reaches the DLQ."""
         self.dlq.add(o.message.uniq_key)
 
     def on_OffsetUpdated(self, o: OffsetUpdated):
@@ -102,6 +162,20 @@ class Ledger:
         previous = self.client_offsets.get(key, -1)
         assert o.offset >= previous, f"client offset of {o.queue} went {previous} -> {o.offset}"
         self.client_offsets[key] = o.offset
+
+    def on_OffsetCommitted(self, o: OffsetCommitted):
+        """[SY-02] The broker's offset goes down only by a commit of another ProcessQueue lifetime than the one
+        that wrote the current value, or by a one-way persist of the same lifetime overtaken by a later one;
+        a pull never lowers what its own lifetime committed."""
+        writer = self.broker_writer.get(o.queue)
+        self.broker_writer[o.queue] = o.lifetime
+        if o.offset >= o.previous:
+            return
+        same = writer == o.lifetime
+        assert not same or o.source == "persist", f"a {o.source} of lifetime {o.lifetime} lowered its own offset"
+        kind = ("reordered one-way of one lifetime" if same else f"{o.source} of another lifetime")
+        self.broker_decreases.append(kind)
+        event("SY-02 broker offset decreased: " + kind)
 
     def get_unaccounted(self):
         """[SY-10] Produced messages neither succeeded, nor dead-lettered, nor dropped by design."""

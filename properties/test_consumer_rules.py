@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import find, settings
+from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 
 from model.broker import query_offset
@@ -18,6 +18,7 @@ from model.cluster import (
     ListenerInvoked,
     ListenerResult,
     Produce,
+    PullObserved,
     SendBackOutcome,
     SetMembers,
 )
@@ -110,11 +111,17 @@ def test_broker_offset_decreases_on_a_late_oneway():
 
 
 def test_offset_illegal_moves_to_the_queue_head():
-    """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL; 10 s later the consumer resumes there."""
-    system = create_system(Config(), topic_queue_nums=1)
-    system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2), Advance(11_000))
-    invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
-    assert invoked == [2]
+    """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL: 4.9 fixes the offset 10 s later and re-adds
+    the queue at the next 20 s rebalance; 5.3.3 fixes and re-adds at once."""
+    for profile, idle_until, resumed_by in (("4.9.8", 19_999, 20_000), ("5.3.3", None, 0)):
+        system = create_system(Config(profile=profile), topic_queue_nums=1)
+        system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2))
+        if idle_until is not None:
+            system, _ = run(system, Advance(idle_until))
+            assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == 2
+        system, _ = run(system, Advance(resumed_by))
+        invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
+        assert invoked == [2], (profile, invoked)
 
 
 def test_rebalance_discards_in_flight_results():
@@ -152,12 +159,53 @@ def count_duplicates(finished: int) -> tuple[int, int]:
 
 
 def test_duplicates_folklore_refuted():
-    """[SY-11] REFUTATION of seed 003's "at most span − 1 duplicates": Hypothesis finds a history above it."""
-    span = 4
-    found = find(st.integers(0, 30), lambda n: count_duplicates(n)[0] > span - 1, settings=settings(max_examples=50))
-    print(f"seed 003 refuted: {found} finished messages behind a stuck head -> {count_duplicates(found)[0]} "
-          f"duplicates after a crash (span bound {span})")
-    assert count_duplicates(found)[0] > span - 1
+    """[SY-11] REFUTATION of seed 003's "at most span − 1 duplicates" — even span + pullBatchSize fails: Hypothesis
+    finds (and shrinks to) a history with more."""
+    span, batch = 4, 2
+    found = find(st.integers(0, 30), lambda n: count_duplicates(n)[0] > span + batch,
+                 settings=settings(max_examples=50, database=None))
+    duplicates, finished = count_duplicates(found)
+    print(f"seed 003 refuted: {found} messages finished behind a stuck head, crash after a persist -> "
+          f"{duplicates} duplicates > maxSpan {span} + pullBatchSize {batch}; true count: {finished} finished "
+          f"at or above the persisted offset")
+    assert found == span + batch + 1 and duplicates == found
+
+
+HEAD_STUCK = st.lists(st.one_of(st.integers(0, 9).map(lambda i: ("complete", i)), st.just(("tick", 50))),
+                      max_size=40)
+
+
+@settings(max_examples=30, deadline=None)
+@given(HEAD_STUCK)
+def test_span_bound_holds_while_the_tail_stays_cached(history):
+    """[SY-11] [PL-03] When the bound is true: offset 0 stuck, other messages finishing in any order. If every
+    pull found the previous pull's last message still cached, nothing was pulled past maxSpan + pullBatchSize,
+    so a crash repeats at most that many finished messages; otherwise Hypothesis sees the bound fail."""
+    span, batch = 4, 2
+    system = create_system(Config(consume_concurrently_max_span=span, pull_batch_size=batch), ("c1", "c2"),
+                           topic_queue_nums=1)
+    owner = next(c for c in system.consumers if Q0 in system.consumers[c].process_queues)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(30)])
+    finished, tail_cached = set(), True
+    for action, arg in history + [("tick", 10_000)]:
+        pq = system.consumers[owner].process_queues[Q0]
+        last = pq.msg_tree_map.last_key() if pq.msg_count else None
+        running = sorted(r for r, q in system.requests.items() if q.messages[0].queue_offset > 0)
+        if action == "complete" and running:
+            request = system.requests[running[arg % len(running)]]
+            finished.update(m.uniq_key for m in request.messages)
+            system, seen = run(system, CompleteConsume(request.request_id))
+        else:
+            system, seen = run(system, Advance(system.now + arg))
+        first = next((o for o in seen if isinstance(o, PullObserved) and o.status == "FOUND"), None)
+        tail_cached &= first is None or last is None or last == first.offset - 1
+    system, _ = run(system, Crash(owner), Advance(system.now + 30_000))
+    system, seen, _ = drain(system)
+    duplicates = {m.uniq_key for o in seen if isinstance(o, ListenerInvoked) for m in o.messages} & finished
+    if tail_cached:
+        assert len(duplicates) <= span + batch
+    else:
+        event("SY-11 a pull after the cache drained behind its stuck head")
 
 
 def test_duplicates_are_finished_messages_above_persisted():

@@ -1,8 +1,16 @@
 """The whole system under random histories: produce, pull, listener outcomes, failing send-backs, clock steps and
-jumps, one-way persists delivered late or lost, rebalance, crash, drain (spec/11-guarantees.md)."""
+jumps, one-way persists delivered late or lost, rebalance, crash, drain (spec/11-guarantees.md).
+
+`ConsumerGroup` runs the suite configuration (properties/suite.py: profile, message model, retry preset) with
+small flow-control thresholds. Three subclasses always run too, whatever the suite says: broadcasting
+(SY-08), a tag-filtered subscription (PL-04, PL-05, PL-06) and the tight retry preset (DLQ and by-design losses,
+SY-05, SY-10). These are concurrently machines: under RMQSPEC_CONSUME_MODE=orderly they skip themselves, with that
+reason, in favour of `OrderlyConsumption` (properties/test_orderly_system.py), which then runs the suite's profile.
+"""
 
 from __future__ import annotations
 
+import pytest
 from attrs import evolve
 from hypothesis import event, target
 from hypothesis import strategies as st
@@ -16,69 +24,106 @@ from model.cluster import (
     DeliverOneway,
     ListenerResult,
     Produce,
+    PullObserved,
     SetMembers,
 )
-from model.config import get_max_reconsume_times
+from model.config import ConsumeMode, MessageModel
 from model.drain import drain, is_quiescent
+from model.message import get_retry_topic, is_retry_topic
 from model.process_queue import get_max_span
-from model.system import create_system, step
-from properties.suite import get_suite_config
+from model.system import GROUP, create_system, step
+from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
 
 CLIENTS = ("c1", "c2", "c3")
+# "Aa" and "BB" share a String.hashCode: the broker lets "BB" through a subscription to "Aa" (PL-04).
+TAGS = (None, "TagA", "TagB", "Aa", "BB")
+# DefaultMessageStore.getMessage scans at most max(16000, maxMsgNums * 20) bytes of 20-byte consume-queue units.
+SCAN_LIMIT_UNITS = 16000 // 20
 OUTCOMES = st.builds(
     ListenerResult,
     status=st.sampled_from(ConsumeStatus),
     ack_index=st.sampled_from([2**31 - 1, -1, 0, 1]),
     delay_level_when_next_consume=st.sampled_from([0, 0, 0, -1, 1, 4, 20]),
 )
-
-
-def get_machine_config(retry_queue_nums: int):
-    """The suite's config with small flow-control thresholds so that they bind within a few steps."""
-    return evolve(get_suite_config(), pull_threshold_for_queue=6, pull_batch_size=4,
-                  consume_concurrently_max_span=8, consume_message_batch_max_size=2,
-                  retry_queue_nums=retry_queue_nums,
-                  max_reconsume_times=min(get_max_reconsume_times(get_suite_config()), 3))
+ORDERLY_SUITE = get_suite_config().consume_mode is ConsumeMode.ORDERLY
+runs_concurrently = pytest.mark.skipif(
+    ORDERLY_SUITE, reason="RMQSPEC_CONSUME_MODE=orderly: the system runs under OrderlyConsumption instead")
 
 
 class ConsumerGroup(RuleBasedStateMachine):
     """One topic of two queues, a group of up to three instances, and every user-visible guarantee."""
 
-    @initialize(retry_queue_nums=st.sampled_from([1, 1, 1, 2, 0]))
-    def start(self, retry_queue_nums):
-        self.config = get_machine_config(retry_queue_nums)
-        self.system = create_system(self.config, ("c1",), hold_oneway=True)
-        self.ledger = Ledger(self.config)
+    overrides: dict = {}
+    subscription: frozenset | None = None
+    retry_queue_nums = RETRY_QUEUE_NUMS[get_retry_preset()]
+    # Out of 10 attempts; 10 (every attempt fails) only where the retry budget is small, or a drain takes hours.
+    drain_failure_rates = (0, 3, 10) if get_retry_preset() == "tight" else (0, 3)
+
+    @initialize(data=st.data())
+    def start(self, data):
+        retry_queue_nums = data.draw(st.sampled_from(self.retry_queue_nums), label="retry_queue_nums")
+        self.config = get_machine_config(**{"retry_queue_nums": retry_queue_nums, **self.overrides})
+        self.system = create_system(self.config, ("c1",), hold_oneway=True, subscription=self.subscription)
+        self.ledger = Ledger(self.config, self.subscription)
         self.keys = 0
-        self.top_reconsume = 0
+        self.deepest = {"reconsume": 0, "span": 0}
+        # A few messages from the start, so that short runs also reach retries and the DLQ.
+        for tags in data.draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=10), label="initial messages"):
+            self.keys += 1
+            self.apply(Produce(f"k{self.keys}", self.keys % 2, tags=tags))
 
     def apply(self, ev):
         self.system, observations = step(self.system, ev)
+        self.observe(observations)
+        return observations
+
+    def observe(self, observations):
         self.ledger.record(observations)
         for o in observations:
             for rule_id in o.rules:
                 event(rule_id)
-        return observations
+            if isinstance(o, PullObserved) and o.status == "FOUND":
+                self.check_pull_span(o)
+            for m in getattr(o, "messages", ()):
+                self.deepest["reconsume"] = max(self.deepest["reconsume"], m.reconsume_times)
 
-    @rule(queue_id=st.integers(0, 1), delay_level=st.sampled_from([0, 0, 0, 2]))
-    def produce(self, queue_id, delay_level):
+    def check_pull_span(self, o: PullObserved):
+        """[PL-04] [PL-05] A FOUND pull returns at most pullBatchSize messages but, filtering by tag, may pass
+        over up to the broker's scan limit of offsets; unfiltered it spans exactly what it returns."""
+        spanned = o.next_offset - o.offset
+        assert 1 <= o.found <= self.config.pull_batch_size
+        if self.subscription is None or is_retry_topic(o.queue.topic):
+            assert spanned == o.found, (spanned, o.found)
+        assert spanned <= max(SCAN_LIMIT_UNITS, self.config.pull_batch_size)
+        if spanned > self.config.pull_batch_size:
+            event("PL-05 a filtered pull spans more offsets than pullBatchSize")
+        self.deepest["span"] = max(self.deepest["span"], spanned)
+
+    @rule(queue_id=st.integers(0, 1), delay_level=st.sampled_from([0, 0, 0, 2]), tags=st.sampled_from(TAGS))
+    def produce(self, queue_id, delay_level, tags):
         self.keys += 1
-        self.apply(Produce(f"k{self.keys}", queue_id, delay_level=delay_level))
+        self.apply(Produce(f"k{self.keys}", queue_id, tags=tags, delay_level=delay_level))
 
     @precondition(lambda self: self.system.requests)
     @rule(data=st.data(), result=OUTCOMES, rpc_fails=st.booleans(), fallback_fails=st.booleans())
     def listener_returns(self, data, result, rpc_fails, fallback_fails):
         request_id = data.draw(st.sampled_from(sorted(self.system.requests)))
         self.apply(CompleteConsume(request_id, result, rpc_fails, rpc_fails and fallback_fails))
-        top = max((m.reconsume_times for r in self.system.requests.values() for m in r.messages), default=0)
-        self.top_reconsume = max(self.top_reconsume, top)
+
+    @precondition(lambda self: self.system.requests)
+    @rule(delay_level=st.sampled_from([0, 0, -1]))
+    def every_running_listener_fails(self, delay_level):
+        """Drives messages deep: all running requests fail (RECONSUME_LATER) in one step."""
+        failed = ListenerResult(ConsumeStatus.RECONSUME_LATER, delay_level_when_next_consume=delay_level)
+        for request_id in sorted(self.system.requests):
+            self.apply(CompleteConsume(request_id, failed))
 
     @rule(ms=st.integers(1, 3000))
     def clock_ticks(self, ms):
         self.apply(Advance(self.system.now + ms))
 
-    @rule(ms=st.sampled_from([10_000, 60_000, 600_000, 16 * 60_000, 7_200_000]))
+    @rule(ms=st.sampled_from([10_000, 30_000, 60_000, 300_000, 16 * 60_000]))
     def clock_jumps(self, ms):
         self.apply(Advance(self.system.now + ms))
 
@@ -97,19 +142,23 @@ class ConsumerGroup(RuleBasedStateMachine):
     def instance_crashes(self, data):
         self.apply(Crash(data.draw(st.sampled_from(sorted(self.system.consumers)))))
 
-    @rule(failure_rate=st.sampled_from([0, 3]))
-    def drain_to_quiescence(self, failure_rate):
+    @rule(data=st.data())
+    def drain_to_quiescence(self, data):
+        failure_rate = data.draw(st.sampled_from(self.drain_failure_rates), label="failure_rate")
         if not self.system.members:
             self.apply(SetMembers(("c1",)))
         self.system = evolve(self.system, hold_oneway=False)
         self.system, observations, _ = drain(self.system, make_listener(failure_rate))
         self.system = evolve(self.system, hold_oneway=True)
-        self.ledger.record(observations)
+        self.observe(observations)
         assert is_quiescent(self.system)
         self.check_at_least_once()
 
     def check_at_least_once(self):
-        """[SY-10] At quiescence each produced message succeeded, is in the DLQ, or was dropped by design."""
+        """[SY-10] In CLUSTERING, at quiescence each produced message succeeded, is in the DLQ, or was dropped by
+        design — and a by-design drop happens only with retryQueueNums = 0."""
+        if not self.config.is_clustering:
+            return
         assert self.ledger.get_unaccounted() == []
         if self.ledger.dropped_by_design:
             event("SY-10 by-design loss (retryQueueNums = 0)")
@@ -117,8 +166,9 @@ class ConsumerGroup(RuleBasedStateMachine):
 
     def teardown(self):
         if hasattr(self, "ledger"):
-            target(float(self.top_reconsume), label="reconsume times in flight")
+            target(float(self.deepest["reconsume"]), label="reconsume times seen")
             target(float(len(self.ledger.dlq)), label="DLQ arrivals")
+            target(float(len(self.ledger.broker_decreases)), label="broker offset decreases")
 
     @invariant()
     def cached_messages_bounded_and_above_offset(self):
@@ -126,11 +176,48 @@ class ConsumerGroup(RuleBasedStateMachine):
         for consumer in self.system.consumers.values():
             for mq, pq in consumer.process_queues.items():
                 assert pq.msg_count <= self.config.pull_threshold_for_queue + self.config.pull_batch_size
+                if pq.msg_count > self.config.pull_threshold_for_queue:
+                    event("PL-02 cache above the threshold after a pull")
                 entry = consumer.offset_store.offsets.get(mq)
                 if pq.msg_tree_map and entry is not None:
                     assert pq.msg_tree_map.first_key() >= entry.value
                 if get_max_span(pq) > self.config.consume_concurrently_max_span:
                     event("PL-03 span above the maximum after a pull")
+
+    @invariant()
+    def broadcasting_never_touches_retry(self):
+        """[SY-08] [PL-09] BROADCASTING: no %RETRY% queue is owned, so nothing in %RETRY%<group> is ever consumed;
+        the only copies there are timed-out messages cleanExpiredMsg sent back."""
+        if self.config.is_clustering:
+            return
+        assert not [mq for c in self.system.consumers.values() for mq in c.process_queues if is_retry_topic(mq.topic)]
+        stranded = self.system.broker.store.get_max_offset_in_queue(get_retry_topic(GROUP), 0)
+        assert stranded <= self.ledger.broadcast_timeouts
+
+
+class BroadcastingConsumerGroup(ConsumerGroup):
+    """The same histories with every instance consuming every queue (SY-08, CC-09)."""
+
+    overrides = {"message_model": MessageModel.BROADCASTING}
+
+
+class TagFilteredConsumerGroup(ConsumerGroup):
+    """A subscription "TagA || Aa": "BB" collides with "Aa" and is dropped by the client (PL-04, PL-05, PL-06)."""
+
+    subscription = frozenset({"TagA", "Aa"})
+
+    def teardown(self):
+        super().teardown()
+        if hasattr(self, "ledger"):
+            target(float(self.deepest["span"]), label="offsets spanned by one pull")
+
+
+class DeadLetteringConsumerGroup(ConsumerGroup):
+    """The tight retry preset, whatever the suite says: the DLQ and the by-design loss within a few steps."""
+
+    overrides = RETRY_PRESETS["tight"]
+    retry_queue_nums = RETRY_QUEUE_NUMS["tight"]
+    drain_failure_rates = (0, 3, 10)
 
 
 def make_listener(failure_rate: int):
@@ -145,4 +232,22 @@ def make_listener(failure_rate: int):
     return listener
 
 
-TestConsumerGroup = ConsumerGroup.TestCase
+TestConsumerGroup = runs_concurrently(ConsumerGroup.TestCase)
+TestBroadcastingConsumerGroup = runs_concurrently(BroadcastingConsumerGroup.TestCase)
+TestTagFilteredConsumerGroup = runs_concurrently(TagFilteredConsumerGroup.TestCase)
+TestDeadLetteringConsumerGroup = runs_concurrently(DeadLetteringConsumerGroup.TestCase)
+
+
+def test_the_suite_configuration_is_what_runs():
+    """[SY-01] The concurrently machines run the suite's profile and model; orderly suites run OrderlyConsumption."""
+    suite = get_suite_config()
+    if ORDERLY_SUITE:
+        from properties.test_orderly_system import OrderlyConsumption
+
+        config = OrderlyConsumption().system.config
+        assert (config.consume_mode, config.profile) == (ConsumeMode.ORDERLY, suite.profile)
+        return
+    config = get_machine_config(retry_queue_nums=1)
+    assert (config.profile, config.message_model, config.consume_mode) == (
+        suite.profile, suite.message_model, suite.consume_mode)
+    assert config.max_reconsume_times == suite.max_reconsume_times

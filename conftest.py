@@ -36,8 +36,16 @@ def get_hypothesis_profile_name() -> str:
 
 settings.load_profile(get_hypothesis_profile_name())
 
+pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process
+
 pytest_collect_file = Sybil(parsers=[PythonCodeBlockParser()], patterns=["*.md"], path="spec").pytest()
 
 
 def pytest_report_header(config):
     return [f"hypothesis profile: {get_hypothesis_profile_name()}", f"suite configuration: {get_suite_config()!r}"]
+
+
+def pytest_configure(config):
+    from reports.plugin import register
+
+    register(config)  # report files of Hypothesis observations when RMQSPEC_REPORTS=1 (reports/run_context.py)

@@ -1,0 +1,45 @@
+"""The SparkSession: embedded local mode by default, any cluster with ``--master`` (or the standard Spark
+environment: ``spark-submit``, ``SPARK_HOME`` / ``spark-defaults.conf``, ``PYSPARK_SUBMIT_ARGS``)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+# Local mode: all cores, no web UI, driver bound to loopback (no network needed, nothing exposed), quiet logs,
+# few shuffle partitions because report tables are small.
+LOCAL_DEFAULTS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
+}
+
+
+def get_spark(master: str | None = None, app_name: str = "rmqspec-reports"):
+    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
+
+    On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
+    """
+    warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
+    from pyspark.sql import SparkSession
+
+    is_local = master is None and not os.environ.get("PYSPARK_SUBMIT_ARGS") and not os.environ.get("SPARK_MASTER")
+    builder = SparkSession.builder.appName(app_name)
+    if is_local or (master or "").startswith("local"):
+        builder = builder.master(master or "local[*]")
+        for key, value in LOCAL_DEFAULTS.items():
+            builder = builder.config(key, value)
+    elif master:
+        builder = builder.master(master)
+    builder = builder.config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,177 @@
+"""Transform: DataFrame -> DataFrame steps from raw lines to the tables the summary shows. No I/O here."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from reports import schema
+from reports.spec_rules import RULE_ID
+
+RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
+UNKNOWN = "unknown"
+
+
+def parse_lines(lines: DataFrame) -> DataFrame:
+    """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null)."""
+    record = F.from_json("text", schema.RAW_LINE)
+    version = F.col("record.report_schema")
+    reason = (
+        F.when(F.col("record.type").isNull() & F.col("is_unterminated"), F.lit("truncated last line (writer killed?)"))
+        .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
+        .when(
+            version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),
+            F.concat(F.lit("unknown report schema version "), F.coalesce(version.cast("string"), F.lit("(none)"))),
+        )
+    )
+    return lines.withColumn("record", record).withColumn("reason", reason)
+
+
+def select_quarantine(parsed: DataFrame) -> DataFrame:
+    return parsed.where(F.col("reason").isNotNull()).select(
+        "file", "line", "reason", F.substring("text", 1, 300).alias("text"), "run_id"
+    )
+
+
+def select_runs(parsed: DataFrame) -> DataFrame:
+    """One row per writer of a run: its metadata from ``run started`` and its end from ``run finished``."""
+    meta = parsed.where(
+        F.col("reason").isNull() & (F.col("record.type") == "info") & (F.col("record.property") == schema.RUN_PROPERTY)
+    )
+    started = F.when(F.col("record.title") == schema.RUN_STARTED, F.col("record.content"))
+    finished = F.when(F.col("record.title") == schema.RUN_FINISHED, F.col("record.content.finished_at"))
+    grouped = meta.groupBy("run_id", F.col("record.writer").alias("writer")).agg(
+        F.first(started, ignorenulls=True).alias("started"), F.max(finished).alias("finished_at")
+    )
+    fields = [F.col(f"started.{name}").alias(name) for name in schema.RUN_FIELDS[2:-1]]
+    return grouped.select("run_id", "writer", *fields, "finished_at")
+
+
+def select_observations(parsed: DataFrame) -> DataFrame:
+    """One row per Hypothesis test case, with the spec rule ids it exercised and its total time."""
+    record = F.col("record")
+    cases = parsed.where(F.col("reason").isNull() & (record["type"] == "test_case"))
+    return cases.select(
+        record["writer"].alias("writer"),
+        "file",
+        "line",
+        record["property"].alias("property"),
+        F.coalesce(record["nodeid"], record["property"]).alias("nodeid"),
+        record["status"].alias("status"),
+        record["status_reason"].alias("status_reason"),
+        record["representation"].alias("representation"),
+        record["metadata"]["reproduction_decorator"].alias("reproduction_decorator"),
+        record["expected_violation"].alias("expected_violation"),
+        F.filter(F.map_keys(F.coalesce(record["features"], F.create_map())), lambda k: k.rlike(RULE_ID_PATTERN))
+        .cast("array<string>")
+        .alias("rule_ids"),
+        record["timing"].alias("timing"),
+        F.aggregate(F.map_values(F.coalesce(record["timing"], F.create_map())), F.lit(0.0), lambda a, x: a + x)
+        .cast("double")
+        .alias("seconds"),
+        record["steps"].alias("steps"),
+        "run_id",
+    )
+
+
+def with_configuration(cases: DataFrame, runs: DataFrame) -> DataFrame:
+    """Adds ``configuration`` (version/model/mode/preset) and ``seed`` from the writer's run metadata."""
+    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
+    meta = runs.select("run_id", "writer", F.coalesce(label, F.lit(UNKNOWN)).alias("configuration"), "seed")
+    joined = cases.join(F.broadcast(meta), ["run_id", "writer"], "left")
+    return joined.withColumn("configuration", F.coalesce("configuration", F.lit(UNKNOWN)))
+
+
+def select_failures(cases: DataFrame) -> DataFrame:
+    """The shrunk counterexample of each failing test: its last failing case (shrinking writes smaller ones later)."""
+    key = ["run_id", "writer", "nodeid", "status_reason"]
+    last = Window.partitionBy(*key).orderBy(F.col("line").desc())
+    failed = cases.where(F.col("status") == "failed").withColumn("rank", F.row_number().over(last))
+    return failed.where(F.col("rank") == 1).select(
+        "run_id",
+        "configuration",
+        "seed",
+        "nodeid",
+        "status_reason",
+        "expected_violation",
+        "representation",
+        "reproduction_decorator",
+        "rule_ids",
+    )
+
+
+def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
+    """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
+
+    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap)."""
+    hits = (
+        cases.select(F.explode("rule_ids").alias("rule_id"), "configuration", "steps", "run_id")
+        .groupBy("rule_id", "configuration")
+        .agg(
+            F.count(F.lit(1)).alias("test_cases"),
+            F.sum(F.coalesce("steps", F.lit(0))).alias("steps"),
+            F.countDistinct("run_id").alias("runs"),
+        )
+    )
+    failed = (
+        failures.select(F.explode("rule_ids").alias("rule_id"), "configuration", "expected_violation")
+        .groupBy("rule_id", "configuration")
+        .agg(
+            F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+            F.count("expected_violation").alias("expected_failures"),
+        )
+    )
+    grid = rules.select("rule_id", "chapter").crossJoin(cases.select("configuration").distinct())
+    counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
+    joined = grid.join(hits, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
+    return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
+
+
+def select_unknown_rules(cases: DataFrame, rules: DataFrame) -> DataFrame:
+    """Rule ids that test cases marked but spec/ does not define (a typo in an event, or a stale spec)."""
+    hit = cases.select(F.explode("rule_ids").alias("rule_id")).distinct()
+    return hit.join(rules, "rule_id", "left_anti")
+
+
+def compute_machine_cost(cases: DataFrame) -> DataFrame:
+    """Time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
+    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
+    timed = cases.select(machine, F.explode("timing").alias("timing_key", "seconds"))
+    return timed.groupBy("machine", "timing_key").agg(
+        F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
+    )
+
+
+def compute_rule_cost(cases: DataFrame) -> DataFrame:
+    """Per spec rule: time of the cases that exercised it, and that time shared evenly among each case's rules."""
+    share = (F.col("seconds") / F.size("rule_ids")).alias("share")
+    exploded = cases.where(F.size("rule_ids") > 0).select(F.explode("rule_ids").alias("rule_id"), "seconds", share)
+    return exploded.groupBy("rule_id").agg(
+        F.count(F.lit(1)).alias("test_cases"),
+        F.sum("seconds").alias("seconds"),
+        F.sum("share").alias("attributed_seconds"),
+    )
+
+
+def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
+    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
+    per_run = cases.groupBy("run_id").agg(
+        F.count(F.lit(1)).alias("test_cases"),
+        F.size(F.array_distinct(F.flatten(F.collect_list("rule_ids")))).alias("rules_exercised"),
+        F.sum("seconds").alias("seconds"),
+    )
+    failing = failures.groupBy("run_id").agg(
+        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+        F.count("expected_violation").alias("expected_failures"),
+    )
+    meta = runs.groupBy("run_id").agg(
+        F.min("started_at").alias("started_at"),
+        F.first("git_commit", ignorenulls=True).alias("git_commit"),
+        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.count(F.lit(1)).alias("writers"),
+        F.count("finished_at").alias("writers_finished"),
+    )
+    joined = meta.join(per_run, "run_id", "left").join(failing, "run_id", "left")
+    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
+    ranked = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"]).orderBy(F.col("started_at").desc())
+    return ranked.limit(last)

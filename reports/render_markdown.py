@@ -39,7 +39,8 @@ def render_totals(results: Results) -> list[str]:
         f"- runs: {len(results.trend)} shown; ingested now: {len(results.ingested)}, unchanged: {len(results.skipped)}",
         f"- configurations: {len(results.configurations)} ({', '.join(results.configurations) or 'none'})",
         f"- spec rules exercised: **{exercised}/{len(results.rules)}**",
-        f"- failing tests: **{len(results.unexpected_failures)}** unexpected, {len(results.expected_failures)} expected",
+        f"- failing tests: **{len(results.unexpected_failures)}** unexpected, "
+        f"{len(results.expected_failures)} expected",
         f"- quarantined input lines: **{sum(results.quarantine_by_reason.values())}**",
     ]
     if gaps:
@@ -62,7 +63,8 @@ def render_failures(results: Results) -> list[str]:
             lines += [
                 f"### `{row['nodeid']}` — {row['configuration']}",
                 "",
-                f"- rules: {', '.join(row['rule_ids']) or '(none marked)'}; run `{row['run_id']}`; seed `{row['seed']}`",
+                f"- rules: {', '.join(row['rule_ids']) or '(none marked)'}; "
+                f"run `{row['run_id']}`; seed `{row['seed']}`",
                 f"- reason: {row['status_reason']}",
             ]
             if row["expected_violation"]:

@@ -49,3 +49,9 @@ def pytest_configure(config):
     from reports.plugin import register
 
     register(config)  # report files of Hypothesis observations when RMQSPEC_REPORTS=1 (reports/run_context.py)
+
+
+def pytest_collection_modifyitems(config, items):
+    from reports.xdist_groups import keep_groups_together
+
+    keep_groups_together(config, items)  # --dist loadgroup under pytest 9.2: Spark tests share one worker and JVM

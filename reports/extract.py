@@ -86,7 +86,7 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     it is a last line without its newline (what a killed writer leaves)."""
     if not files:
         return spark.createDataFrame([], schema.LINES).withColumn("is_unterminated", F.lit(False))
-    whole = spark.read.option("wholetext", True).text(files).select("value", F.col("_metadata.file_path").alias("file"))
+    whole = spark.read.text(files, wholetext=True).select("value", F.col("_metadata.file_path").alias("file"))
     parts = whole.select("file", F.split("value", "\n", -1).alias("parts"))
     exploded = parts.select("file", F.size("parts").alias("count"), F.posexplode("parts").alias("pos", "text"))
     return exploded.where(F.col("text") != "").select(

@@ -16,11 +16,12 @@ from pathlib import Path
 from reports import extract, load, schema, transform
 from reports.extract import ReportInputError
 from reports.results import Results
-from reports.spec_rules import ROOT, get_cited_rule_ids, get_spec_rules
+from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
 
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
 DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
 DEFAULT_OUT = ROOT / "reports" / "out"
+MAX_QUARANTINE_SHOWN = 50
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,24 +40,16 @@ def build_parser() -> argparse.ArgumentParser:
 def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
     """Ingests new or changed runs (replacing earlier copies); returns (ingested, unchanged) run ids."""
     runs = extract.find_runs(spark, inputs)
-    known = {row.run_id: row.fingerprint for row in load.read_table(spark, warehouse, "manifest").collect()}
+    known = load.read_markers(spark, warehouse)
     fingerprints = {run_id: extract.compute_fingerprint(run.files) for run_id, run in runs.items()}
     todo = sorted(r for r in runs if force or known.get(r) != fingerprints[r])
     if todo:
         files = [path for run_id in todo for path, _, _ in runs[run_id].files]
-        parsed = transform.parse_lines(extract.read_lines(spark, files)).cache()
-        empty = [(runs[r].path, 0, "empty run directory", "", r) for r in todo if not runs[r].files]
-        tables = {
-            "observations": transform.select_observations(parsed),
-            "runs": transform.select_runs(parsed),
-            "quarantine": transform.select_quarantine(parsed).unionByName(
-                spark.createDataFrame(empty, schema.QUARANTINE)
-            ),
-            "manifest": load.make_manifest(spark, {r: fingerprints[r] for r in todo}),
-        }
-        load.delete_run_partitions(spark, warehouse, todo)
-        load.append_runs(tables, warehouse)
-        parsed.unpersist()
+        records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
+        empty = [(runs[r].path, 0, "empty run directory", "", None, r) for r in todo if not runs[r].files]
+        load.delete_runs(spark, warehouse, todo)
+        load.append_runs(records.unionByName(spark.createDataFrame(empty, schema.RECORDS)), warehouse)
+        load.write_markers(spark, warehouse, {r: fingerprints[r] for r in todo})
     return todo, sorted(set(runs) - set(todo))
 
 
@@ -64,41 +57,39 @@ def collect(frame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def aggregate(spark, warehouse: str, tables: str, last: int) -> Results:
+def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
     """Every aggregate from the warehouse, written as Parquet under `tables` and returned for rendering."""
-    rules = get_spec_rules()
+    rules = get_spec_rules() if rules is None else rules
     rules_frame = spark.createDataFrame([(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
-    runs = load.read_table(spark, warehouse, "runs").cache()
-    cases = transform.with_configuration(load.read_table(spark, warehouse, "observations"), runs).cache()
+    records = load.read_records(spark, warehouse).cache()
+    runs = transform.select_runs(records).cache()
+    cases = transform.with_configuration(transform.select_observations(records), runs).cache()
     failures = transform.select_failures(cases).cache()
-    quarantine = load.read_table(spark, warehouse, "quarantine").cache()
     outputs = {
         "coverage": transform.compute_coverage(cases, failures, rules_frame),
         "failures": failures,
         "machine_cost": transform.compute_machine_cost(cases),
         "rule_cost": transform.compute_rule_cost(cases),
         "trend": transform.compute_trend(cases, failures, runs, last),
-        "unknown_rules": transform.select_unknown_rules(cases, rules_frame),
-        "quarantine": quarantine,
     }
     found = {}
     for name, frame in outputs.items():
         frame = frame.cache()
         load.write_output(frame, tables, name)
         found[name] = collect(frame)
-    quarantine_by_reason: dict[str, int] = {}
-    for row in found["quarantine"]:
-        quarantine_by_reason[row["reason"]] = quarantine_by_reason.get(row["reason"], 0) + 1
+    quarantine = transform.select_quarantine(records)
+    shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+    by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
     return Results(
         rules=rules,
-        coverage=found["coverage"],
+        coverage=[row for row in found["coverage"] if row["chapter"] is not None],
         failures=found["failures"],
         machine_cost=found["machine_cost"],
         rule_cost=found["rule_cost"],
         trend=found["trend"],
-        unknown_rules=sorted(row["rule_id"] for row in found["unknown_rules"]),
-        quarantine=sorted(found["quarantine"], key=lambda q: (q["file"], q["line"])),
-        quarantine_by_reason=quarantine_by_reason,
+        unknown_rules=sorted({row["rule_id"] for row in found["coverage"] if row["chapter"] is None}),
+        quarantine=shown,
+        quarantine_by_reason=by_reason,
         cited_by_tests=set(get_cited_rule_ids(ROOT / "properties")),
     )
 

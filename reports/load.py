@@ -1,56 +1,70 @@
-"""Load: the Parquet warehouse (partitioned by run, replaced per run) and the job's output tables."""
+"""Load: the Parquet warehouse (one table of records, partitioned by run, replaced per run) and the job's outputs.
+
+Which runs are in the warehouse, and from which input, is kept in zero-byte marker files
+``<warehouse>/_ingested/<run id>@<fingerprint>`` (Spark ignores ``_`` paths), so checking for new or changed
+runs reads no data.
+"""
 
 from __future__ import annotations
-
-import time
 
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
 
-# Tables written per run; ingesting a run deletes its partition in each first, so a run is replaced, never doubled.
-RUN_TABLES = {
-    "observations": schema.OBSERVATIONS,
-    "runs": schema.RUNS,
-    "quarantine": schema.QUARANTINE,
-    "manifest": schema.MANIFEST,
-}
+RECORDS, MARKERS = "records", "_ingested"
 
 
 def get_table_path(root: str, name: str) -> str:
     return f"{root.rstrip('/')}/{name}"
 
 
-def delete_run_partitions(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None:
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    for name in RUN_TABLES:
-        for run_id in run_ids:
-            path = jvm.org.apache.hadoop.fs.Path(f"{get_table_path(warehouse, name)}/run_id={run_id}")
-            path.getFileSystem(conf).delete(path, True)
+def _path(spark: SparkSession, path: str):
+    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
 
 
-def append_runs(tables: dict[str, DataFrame], warehouse: str) -> None:
-    """Appends each run table (partitioned by run_id); the manifest last, so a crash leaves the run un-ingested."""
-    for name in sorted(tables, key=lambda n: n == "manifest"):
-        frame = tables[name].select(*RUN_TABLES[name].fieldNames())
-        frame.write.mode("append").partitionBy("run_id").parquet(get_table_path(warehouse, name))
+def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
+    """Run id -> fingerprint of the input it was ingested from."""
+    fs, path = _path(spark, get_table_path(warehouse, MARKERS))
+    if not fs.exists(path):
+        return {}
+    names = (status.getPath().getName() for status in fs.listStatus(path))
+    return dict(name.rsplit("@", 1) for name in names if "@" in name)
 
 
-def read_table(spark: SparkSession, warehouse: str, name: str) -> DataFrame:
-    """A warehouse table, or an empty one with its schema when nothing was ingested yet."""
-    path = get_table_path(warehouse, name)
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    if not hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hadoop_path):
-        return spark.createDataFrame([], RUN_TABLES[name])
-    return spark.read.schema(RUN_TABLES[name]).parquet(path)
+def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None:
+    """Removes the runs' partitions and markers, so that appending them again replaces them."""
+    known = read_markers(spark, warehouse)
+    for run_id in run_ids:
+        paths = [f"{get_table_path(warehouse, RECORDS)}/run_id={run_id}"]
+        if run_id in known:
+            paths.append(f"{get_table_path(warehouse, MARKERS)}/{run_id}@{known[run_id]}")
+        for text in paths:
+            fs, path = _path(spark, text)
+            fs.delete(path, True)
 
 
-def make_manifest(spark: SparkSession, fingerprints: dict[str, str]) -> DataFrame:
-    now = time.time()
-    return spark.createDataFrame([(r, f, now) for r, f in sorted(fingerprints.items())], schema.MANIFEST)
+def append_runs(records: DataFrame, warehouse: str) -> None:
+    records.select(*schema.RECORDS.fieldNames()).write.mode("append").partitionBy("run_id").parquet(
+        get_table_path(warehouse, RECORDS)
+    )
 
 
-def write_output(frame: DataFrame, out: str, name: str) -> None:
-    frame.coalesce(1).write.mode("overwrite").parquet(f"{out.rstrip('/')}/tables/{name}")
+def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
+    """Written after the data: a run whose write did not finish has no marker and is ingested again."""
+    for run_id, fingerprint in fingerprints.items():
+        fs, path = _path(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
+        fs.create(path, True).close()
+
+
+def read_records(spark: SparkSession, warehouse: str) -> DataFrame:
+    """The records table, or an empty one with its schema when nothing was ingested yet."""
+    path = get_table_path(warehouse, RECORDS)
+    fs, hadoop_path = _path(spark, path)
+    if not fs.exists(hadoop_path):
+        return spark.createDataFrame([], schema.RECORDS)
+    return spark.read.schema(schema.RECORDS).parquet(path)
+
+
+def write_output(frame: DataFrame, tables: str, name: str) -> None:
+    frame.coalesce(1).write.mode("overwrite").parquet(get_table_path(tables, name))

@@ -15,10 +15,8 @@ invariants are the ``timing`` keys ``execute:rule:<name>`` and ``execute:invaria
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    ArrayType,
     DoubleType,
     IntegerType,
-    LongType,
     MapType,
     StringType,
     StructField,
@@ -117,43 +115,15 @@ RAW_LINE = _struct(
 # Raw text of the input: one row per physical line.
 LINES = _struct(("run_id", StringType()), ("file", StringType()), ("line", IntegerType()), ("text", StringType()))
 
-QUARANTINE = _struct(
+# The warehouse table, partitioned by run_id: every input line, parsed (``record``) or quarantined (``reason``, with
+# the start of its ``text``); an empty run directory is one quarantined row with line 0.
+RECORDS = _struct(
     ("file", StringType()),
     ("line", IntegerType()),
     ("reason", StringType()),
     ("text", StringType()),
+    ("record", RAW_LINE),
     ("run_id", StringType()),
 )
-
-RUNS = _struct(*((name, DoubleType() if name.endswith("_at") else StringType()) for name in RUN_FIELDS))
-
-OBSERVATIONS = _struct(
-    ("writer", StringType()),
-    ("file", StringType()),
-    ("line", IntegerType()),
-    ("property", StringType()),
-    ("nodeid", StringType()),
-    ("status", StringType()),
-    ("status_reason", StringType()),
-    ("representation", StringType()),
-    ("reproduction_decorator", StringType()),
-    ("expected_violation", StringType()),
-    ("rule_ids", ArrayType(StringType())),
-    ("timing", MapType(StringType(), DoubleType())),
-    ("seconds", DoubleType()),
-    ("steps", IntegerType()),
-    ("run_id", StringType()),
-)
-
-MANIFEST = _struct(("run_id", StringType()), ("fingerprint", StringType()), ("ingested_at", DoubleType()))
 
 SPEC_RULES = _struct(("rule_id", StringType()), ("title", StringType()), ("chapter", StringType()))
-
-COVERAGE = _struct(
-    ("rule_id", StringType()),
-    ("configuration", StringType()),
-    ("test_cases", LongType()),
-    ("steps", LongType()),
-    ("runs", LongType()),
-    ("failures", LongType()),
-)

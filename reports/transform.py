@@ -27,10 +27,21 @@ def parse_lines(lines: DataFrame) -> DataFrame:
     return lines.withColumn("record", record).withColumn("reason", reason)
 
 
-def select_quarantine(parsed: DataFrame) -> DataFrame:
-    return parsed.where(F.col("reason").isNotNull()).select(
-        "file", "line", "reason", F.substring("text", 1, 300).alias("text"), "run_id"
+def select_records(parsed: DataFrame) -> DataFrame:
+    """The warehouse rows: a good line keeps its parsed record, a quarantined one the start of its text."""
+    quarantined = F.col("reason").isNotNull()
+    return parsed.select(
+        "file",
+        "line",
+        "reason",
+        F.when(quarantined, F.substring("text", 1, 300)).alias("text"),
+        F.when(~quarantined, F.col("record")).alias("record"),
+        "run_id",
     )
+
+
+def select_quarantine(records: DataFrame) -> DataFrame:
+    return records.where(F.col("reason").isNotNull()).select("file", "line", "reason", "text", "run_id")
 
 
 def select_runs(parsed: DataFrame) -> DataFrame:
@@ -103,7 +114,8 @@ def select_failures(cases: DataFrame) -> DataFrame:
 def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
     """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
 
-    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap)."""
+    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap); rule ids
+    that are not in spec/ appear with a null chapter."""
     hits = (
         cases.select(F.explode("rule_ids").alias("rule_id"), "configuration", "steps", "run_id")
         .groupBy("rule_id", "configuration")
@@ -121,16 +133,13 @@ def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) ->
             F.count("expected_violation").alias("expected_failures"),
         )
     )
-    grid = rules.select("rule_id", "chapter").crossJoin(cases.select("configuration").distinct())
+    # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
+    unknown = hits.select("rule_id").distinct().join(rules, "rule_id", "left_anti").withColumn("chapter", F.lit(None))
+    every_rule = rules.select("rule_id", "chapter").unionByName(unknown.select("rule_id", "chapter"))
+    grid = every_rule.crossJoin(cases.select("configuration").distinct())
     counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
     joined = grid.join(hits, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
     return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
-
-
-def select_unknown_rules(cases: DataFrame, rules: DataFrame) -> DataFrame:
-    """Rule ids that test cases marked but spec/ does not define (a typo in an event, or a stale spec)."""
-    hit = cases.select(F.explode("rule_ids").alias("rule_id")).distinct()
-    return hit.join(rules, "rule_id", "left_anti")
 
 
 def compute_machine_cost(cases: DataFrame) -> DataFrame:

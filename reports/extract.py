@@ -85,7 +85,9 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     """One row per non-empty physical line: run_id (the file's directory), file, line (1-based), text, and whether
     it is a last line without its newline (what a killed writer leaves)."""
     if not files:
-        return spark.createDataFrame([], schema.LINES).withColumn("is_unterminated", F.lit(False))
+        return spark.createDataFrame([], schema.get_spark_schema(schema.LINES)).withColumn(
+            "is_unterminated", F.lit(False)
+        )
     whole = spark.read.text(files, wholetext=True).select("value", F.col("_metadata.file_path").alias("file"))
     parts = whole.select("file", F.split("value", "\n", -1).alias("parts"))
     exploded = parts.select("file", F.size("parts").alias("count"), F.posexplode("parts").alias("pos", "text"))

@@ -48,7 +48,9 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
         records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
         empty = [(runs[r].path, 0, "empty run directory", "", None, r) for r in todo if not runs[r].files]
         load.delete_runs(spark, warehouse, todo)
-        load.append_runs(records.unionByName(spark.createDataFrame(empty, schema.RECORDS)), warehouse)
+        load.append_runs(
+            records.unionByName(spark.createDataFrame(empty, schema.get_spark_schema(schema.RECORDS))), warehouse
+        )
         load.write_markers(spark, warehouse, {r: fingerprints[r] for r in todo})
     return todo, sorted(set(runs) - set(todo))
 
@@ -60,7 +62,9 @@ def collect(frame) -> list[dict]:
 def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
     """Every aggregate from the warehouse, written as Parquet under `tables` and returned for rendering."""
     rules = get_spec_rules() if rules is None else rules
-    rules_frame = spark.createDataFrame([(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
+    rules_frame = spark.createDataFrame(
+        [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
+    )
     records = load.read_records(spark, warehouse).cache()
     runs = transform.select_runs(records).cache()
     cases = transform.with_configuration(transform.select_observations(records), runs).cache()

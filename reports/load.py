@@ -45,9 +45,9 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
 
 
 def append_runs(records: DataFrame, warehouse: str) -> None:
-    records.select(*schema.RECORDS.fieldNames()).write.mode("append").partitionBy("run_id").parquet(
-        get_table_path(warehouse, RECORDS)
-    )
+    records.select(*schema.get_spark_schema(schema.RECORDS).fieldNames()).write.mode("append").partitionBy(
+        "run_id"
+    ).parquet(get_table_path(warehouse, RECORDS))
 
 
 def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
@@ -62,8 +62,8 @@ def read_records(spark: SparkSession, warehouse: str) -> DataFrame:
     path = get_table_path(warehouse, RECORDS)
     fs, hadoop_path = _path(spark, path)
     if not fs.exists(hadoop_path):
-        return spark.createDataFrame([], schema.RECORDS)
-    return spark.read.schema(schema.RECORDS).parquet(path)
+        return spark.createDataFrame([], schema.get_spark_schema(schema.RECORDS))
+    return spark.read.schema(schema.get_spark_schema(schema.RECORDS)).parquet(path)
 
 
 def write_output(frame: DataFrame, tables: str, name: str) -> None:

@@ -27,9 +27,8 @@ def render_heat_map(results: Results) -> bytes:
 
     rules, configs = [r.rule_id for r in results.rules], results.configurations or ["(no runs)"]
     counts = np.array([[(results.get_cell(r, c) or {}).get("test_cases", 0) for c in configs] for r in rules] or [[0]])
-    figure, axes = plt.subplots(figsize=(2 + 0.9 * len(configs), 1.5 + 0.22 * max(len(rules), 1)))
-    cmap = matplotlib.colormaps["Greens"].copy()
-    cmap.set_bad("#f4a3a3")
+    figure, axes = plt.subplots(figsize=(max(6, 3 + 0.9 * len(configs)), 1.5 + 0.22 * max(len(rules), 1)))
+    cmap = matplotlib.colormaps["Greens"].with_extremes(bad="#f4a3a3")
     shown = np.ma.masked_where(counts == 0, np.log10(np.maximum(counts, 1)) + 1)
     image = axes.imshow(shown, aspect="auto", cmap=cmap, vmin=0)
     axes.set_xticks(range(len(configs)), [c.replace("/", "\n") for c in configs], fontsize=7)
@@ -38,8 +37,8 @@ def render_heat_map(results: Results) -> bytes:
         cell = results.get_cell(rules[row], configs[col]) if rules else None
         if cell and cell["failures"]:
             axes.text(col, row, "✗", ha="center", va="center", color="black", fontsize=8)
-    figure.colorbar(image, ax=axes, label="log10(test cases) + 1; red = gap", shrink=0.5)
-    axes.set_title("Spec rules exercised per configuration")
+    figure.colorbar(image, ax=axes, label="log10(test cases) + 1 (red: gap)", shrink=0.5)
+    axes.set_title("Spec rules exercised per configuration", fontsize=10)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)

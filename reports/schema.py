@@ -14,14 +14,7 @@ invariants are the ``timing`` keys ``execute:rule:<name>`` and ``execute:invaria
 
 from __future__ import annotations
 
-from pyspark.sql.types import (
-    DoubleType,
-    IntegerType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-)
+from functools import cache
 
 REPORT_SCHEMA_VERSION = 1
 RUN_PROPERTY = "rmqspec.run"
@@ -84,46 +77,57 @@ def make_run_line(title: str, run: dict, now: float) -> dict:
     }
 
 
-def _struct(*fields: tuple[str, object]) -> StructType:
-    return StructType([StructField(name, kind, True) for name, kind in fields])
-
-
-RUN_CONTENT = _struct(*((name, DoubleType() if name.endswith("_at") else StringType()) for name in RUN_FIELDS))
-
-# How a raw line is parsed; fields we do not use are not named, so upstream additions cannot break the job.
-RAW_LINE = _struct(
-    ("report_schema", IntegerType()),
-    ("type", StringType()),
-    ("property", StringType()),
-    ("run_start", DoubleType()),
-    ("run_id", StringType()),
-    ("writer", StringType()),
-    ("nodeid", StringType()),
-    ("status", StringType()),
-    ("status_reason", StringType()),
-    ("representation", StringType()),
-    ("how_generated", StringType()),
-    ("features", MapType(StringType(), StringType())),
-    ("timing", MapType(StringType(), DoubleType())),
-    ("steps", IntegerType()),
-    ("expected_violation", StringType()),
-    ("metadata", _struct(("reproduction_decorator", StringType()), ("traceback", StringType()))),
-    ("title", StringType()),
+# Spark schemas as data: (field, type) with type "string" | "int" | "double" | "map<string,T>" | nested fields.
+# Every field is nullable; fields of the observation we do not use are not named, so upstream additions to the
+# experimental format cannot break the job.
+RUN_CONTENT = tuple((name, "double" if name.endswith("_at") else "string") for name in RUN_FIELDS)
+RAW_LINE = (
+    ("report_schema", "int"),
+    ("type", "string"),
+    ("property", "string"),
+    ("run_start", "double"),
+    ("run_id", "string"),
+    ("writer", "string"),
+    ("nodeid", "string"),
+    ("status", "string"),
+    ("status_reason", "string"),
+    ("representation", "string"),
+    ("how_generated", "string"),
+    ("features", "map<string,string>"),
+    ("timing", "map<string,double>"),
+    ("steps", "int"),
+    ("expected_violation", "string"),
+    ("metadata", (("reproduction_decorator", "string"), ("traceback", "string"))),
+    ("title", "string"),
     ("content", RUN_CONTENT),
 )
-
-# Raw text of the input: one row per physical line.
-LINES = _struct(("run_id", StringType()), ("file", StringType()), ("line", IntegerType()), ("text", StringType()))
-
+# The input: one row per physical line.
+LINES = (("run_id", "string"), ("file", "string"), ("line", "int"), ("text", "string"))
 # The warehouse table, partitioned by run_id: every input line, parsed (``record``) or quarantined (``reason``, with
 # the start of its ``text``); an empty run directory is one quarantined row with line 0.
-RECORDS = _struct(
-    ("file", StringType()),
-    ("line", IntegerType()),
-    ("reason", StringType()),
-    ("text", StringType()),
+RECORDS = (
+    ("file", "string"),
+    ("line", "int"),
+    ("reason", "string"),
+    ("text", "string"),
     ("record", RAW_LINE),
-    ("run_id", StringType()),
+    ("run_id", "string"),
 )
+SPEC_RULES = (("rule_id", "string"), ("title", "string"), ("chapter", "string"))
 
-SPEC_RULES = _struct(("rule_id", StringType()), ("title", StringType()), ("chapter", StringType()))
+
+@cache
+def get_spark_schema(fields: tuple):
+    """The StructType of one of the field tuples above (pyspark imported here: the report writer runs without it)."""
+    from pyspark.sql import types
+
+    scalars = {"string": types.StringType(), "int": types.IntegerType(), "double": types.DoubleType()}
+
+    def get_type(kind):
+        if isinstance(kind, tuple):
+            return get_spark_schema(kind)
+        if kind.startswith("map<string,"):
+            return types.MapType(types.StringType(), get_type(kind[len("map<string,") : -1]))
+        return scalars[kind]
+
+    return types.StructType([types.StructField(name, get_type(kind), True) for name, kind in fields])

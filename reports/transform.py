@@ -14,7 +14,7 @@ UNKNOWN = "unknown"
 
 def parse_lines(lines: DataFrame) -> DataFrame:
     """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null)."""
-    record = F.from_json("text", schema.RAW_LINE)
+    record = F.from_json("text", schema.get_spark_schema(schema.RAW_LINE))
     version = F.col("record.report_schema")
     reason = (
         F.when(F.col("record.type").isNull() & F.col("is_unterminated"), F.lit("truncated last line (writer killed?)"))

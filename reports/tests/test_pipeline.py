@@ -78,7 +78,9 @@ def test_cost_and_trend(ingested):
 
 
 def test_the_warehouse_has_the_declared_schema(spark, ingested):
-    assertSchemaEqual(spark.read.parquet(f"{ingested['warehouse']}/records").schema, schema.RECORDS)
+    assertSchemaEqual(
+        spark.read.parquet(f"{ingested['warehouse']}/records").schema, schema.get_spark_schema(schema.RECORDS)
+    )
 
 
 def test_ingest_is_incremental_and_idempotent(spark, tmp_path):

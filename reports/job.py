@@ -65,7 +65,7 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
     rules_frame = spark.createDataFrame(
         [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
     )
-    records = load.read_records(spark, warehouse).cache()
+    records = load.read_records(spark, warehouse)
     runs = transform.select_runs(records).cache()
     cases = transform.with_configuration(transform.select_observations(records), runs).cache()
     failures = transform.select_failures(cases).cache()

@@ -20,12 +20,11 @@ LOCAL_DEFAULTS = {
     "spark.sql.shuffle.partitions": "1",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
 }
 
 
-def get_spark(master: str | None = None, app_name: str = "rmqspec-reports"):
+def get_spark(master: str | None = None, app_name: str = "rmqspec-reports", conf: dict[str, str] | None = None):
     """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
 
     On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
@@ -41,7 +40,8 @@ def get_spark(master: str | None = None, app_name: str = "rmqspec-reports"):
             builder = builder.config(key, value)
     elif master:
         builder = builder.master(master)
-    builder = builder.config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -24,6 +24,18 @@ LOCAL_DEFAULTS = {
 }
 
 
+def names_a_master(environ) -> bool:
+    """Whether the standard Spark environment chooses the master: launched by spark-submit (the JVM is already up),
+    PYSPARK_SUBMIT_ARGS, or spark.master in spark-defaults.conf."""
+    if environ.get("PYSPARK_GATEWAY_PORT") or environ.get("PYSPARK_SUBMIT_ARGS"):
+        return True
+    conf_dir = environ.get("SPARK_CONF_DIR") or (f"{environ['SPARK_HOME']}/conf" if "SPARK_HOME" in environ else "")
+    defaults = Path(conf_dir) / "spark-defaults.conf"
+    if not conf_dir or not defaults.is_file():
+        return False
+    return any(line.split()[:1] == ["spark.master"] for line in defaults.read_text().splitlines())
+
+
 def get_spark(master: str | None = None, app_name: str = "rmqspec-reports", conf: dict[str, str] | None = None):
     """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
 
@@ -32,7 +44,7 @@ def get_spark(master: str | None = None, app_name: str = "rmqspec-reports", conf
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
     from pyspark.sql import SparkSession
 
-    is_local = master is None and not os.environ.get("PYSPARK_SUBMIT_ARGS") and not os.environ.get("SPARK_MASTER")
+    is_local = master is None and not names_a_master(os.environ)
     builder = SparkSession.builder.appName(app_name)
     if is_local or (master or "").startswith("local"):
         builder = builder.master(master or "local[*]")

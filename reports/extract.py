@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from reports import schema
@@ -83,18 +83,35 @@ def compute_fingerprint(files: tuple[tuple[str, int, int], ...]) -> str:
 
 def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     """One row per non-empty physical line: run_id (the file's directory), file, line (1-based), text, and whether
-    it is a last line without its newline (what a killed writer leaves)."""
+    it is the file's last line (where a killed writer leaves a truncated one).
+
+    Lines are read by Spark's splittable text reader; a line's number is its position in its file block (rows of
+    a block get consecutive ids in read order) plus the lines of the file's earlier blocks."""
     if not files:
-        return spark.createDataFrame([], schema.get_spark_schema(schema.LINES)).withColumn(
-            "is_unterminated", F.lit(False)
-        )
-    whole = spark.read.text(files, wholetext=True).select("value", F.col("_metadata.file_path").alias("file"))
-    parts = whole.select("file", F.split("value", "\n", -1).alias("parts"))
-    exploded = parts.select("file", F.size("parts").alias("count"), F.posexplode("parts").alias("pos", "text"))
-    return exploded.where(F.col("text") != "").select(
+        empty = spark.createDataFrame([], schema.get_spark_schema(schema.LINES))
+        return empty.withColumn("is_last", F.lit(False))
+    lines = spark.read.text(files).select(
+        F.col("value").alias("text"),
+        F.col("_metadata.file_path").alias("file"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("id"),
+    )
+    blocks = lines.groupBy("file", "block").agg(F.min("id").alias("first_id"), F.count(F.lit(1)).alias("count"))
+    earlier = Window.partitionBy("file").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
+    offsets = blocks.select(
+        "file",
+        "block",
+        "first_id",
+        F.coalesce(F.sum("count").over(earlier), F.lit(0)).alias("before"),
+        F.sum("count").over(Window.partitionBy("file")).alias("total"),
+    )
+    numbered = lines.join(F.broadcast(offsets), ["file", "block"]).withColumn(
+        "line", (F.col("id") - F.col("first_id") + F.col("before") + 1).cast("int")
+    )
+    return numbered.where(F.col("text") != "").select(
         F.regexp_extract("file", r"([^/]+)/[^/]+$", 1).alias("run_id"),
         "file",
-        (F.col("pos") + 1).cast("int").alias("line"),
+        "line",
         "text",
-        (F.col("pos") == F.col("count") - 1).alias("is_unterminated"),
+        (F.col("line") == F.col("total")).alias("is_last"),
     )

@@ -17,7 +17,7 @@ def parse_lines(lines: DataFrame) -> DataFrame:
     record = F.from_json("text", schema.get_spark_schema(schema.RAW_LINE))
     version = F.col("record.report_schema")
     reason = (
-        F.when(F.col("record.type").isNull() & F.col("is_unterminated"), F.lit("truncated last line (writer killed?)"))
+        F.when(F.col("record.type").isNull() & F.col("is_last"), F.lit("truncated last line (writer killed?)"))
         .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
         .when(
             version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),

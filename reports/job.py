@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         spark = get_spark(args.master)
     try:
         ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
+        print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)
         results = aggregate(spark, args.warehouse, tables, args.last)
     except ReportInputError as error:
         print(f"error: {error}", file=sys.stderr)

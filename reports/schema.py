@@ -21,6 +21,8 @@ RUN_PROPERTY = "rmqspec.run"
 RUN_STARTED, RUN_FINISHED = "run started", "run finished"
 KEPT_TYPES = ("test_case", "alert", "error")
 RULE_TIMING, INVARIANT_TIMING = "execute:rule:", "execute:invariant:"
+# What a passing case keeps of Hypothesis' metadata (sys.argv, predicates, backend, ... repeat on every line).
+PASSING_METADATA = ("data_status", "phase", "reproduction_decorator")
 RUN_FIELDS = (
     "run_id",
     "writer",
@@ -41,7 +43,8 @@ CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_prese
 def compact_observation(observation: dict, stamp: dict) -> dict | None:
     """The line we store for one Hypothesis observation, or None for the ones we do not keep (statistics).
 
-    Passing cases drop the bulky ``representation`` and ``arguments``; failing cases keep the shrunk counterexample.
+    Passing cases drop the bulky ``representation``, ``arguments`` and most ``metadata``; failing cases keep all of
+    it, with the shrunk counterexample.
     """
     if observation.get("type") not in KEPT_TYPES:
         return None
@@ -51,6 +54,8 @@ def compact_observation(observation: dict, stamp: dict) -> dict | None:
         if observation.get("status") != "failed":
             line["representation"] = None
             line["arguments"] = {}
+            metadata = observation.get("metadata") or {}
+            line["metadata"] = {key: metadata.get(key) for key in PASSING_METADATA}
     return line
 
 

@@ -83,3 +83,32 @@ def test_steps_count_rule_calls_only(representation, timing, steps):
 
 def test_statistics_are_dropped():
     assert compact_observation({"type": "info", "title": "Hypothesis Statistics"}, {}) is None
+
+
+@pytest.mark.parametrize("violated, expected", [(True, "apache/rocketmq#6163: claim"), (False, None)])
+def test_only_an_applying_expected_violation_is_recorded(pytester, violated, expected):
+    from properties.expected import expect_violation
+    from reports.plugin import get_expected_violation
+
+    def check():
+        pass
+
+    marked = expect_violation(check, "apache/rocketmq#6163", "claim", when=lambda config: violated)
+    item = pytest.Function.from_parent(pytester.getmodulecol("def test_x(): pass"), name="check", callobj=marked)
+    assert get_expected_violation(item) == expected
+
+
+def test_a_passing_case_keeps_only_what_the_aggregate_reads():
+    case = {
+        "type": "test_case",
+        "status": "passed",
+        "representation": "test_x(n=1)",
+        "arguments": {"n": 1},
+        "features": {"AA-01": ""},
+        "timing": {"execute:test": 0.1},
+        "metadata": {"sys.argv": ["-c"] * 50, "phase": "generate", "data_status": 2},
+    }
+    line = compact_observation(case, {"run_id": "r"})
+    assert (line["representation"], line["arguments"], line["features"]) == (None, {}, {"AA-01": ""})
+    assert line["metadata"] == {"data_status": 2, "phase": "generate", "reproduction_decorator": None}
+    assert compact_observation(case | {"status": "failed"}, {})["metadata"] == case["metadata"]

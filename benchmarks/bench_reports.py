@@ -65,6 +65,25 @@ MACHINE_RULES = ["consume_fails", "consume_succeeds", "advance_clock", "restart_
 INVARIANTS = ["offset_never_decreases", "no_message_lost", "retry_bound_holds"]
 
 
+def make_metadata(failed: bool) -> dict:
+    return {
+        "traceback": "Traceback ...\nAssertionError" if failed else None,
+        "reproduction_decorator": "@reproduce_failure('6.170.15', b'AAEC')" if failed else None,
+        "notes": [],
+        "predicates": {},
+        "backend": {},
+        "sys.argv": ["-c"],
+        "os.getpid()": 4242,
+        "imported_at": 1.7e9,
+        "data_status": 3 if failed else 2,
+        "phase": "generate",
+        "interesting_origin": None,
+        "status_reason_location": None,
+        "choice_nodes": None,
+        "choice_spans": None,
+    }
+
+
 def make_case(rng: random.Random, run_id: str, writer: str, index: int) -> dict:
     """One observation shaped like Hypothesis 6.170's, before the writer compacts it."""
     stateful = rng.random() < 0.3
@@ -93,22 +112,7 @@ def make_case(rng: random.Random, run_id: str, writer: str, index: int) -> dict:
         "features": dict.fromkeys(rules, ""),
         "coverage": None,
         "timing": timing,
-        "metadata": {
-            "traceback": "Traceback ...\nAssertionError" if failed else None,
-            "reproduction_decorator": "@reproduce_failure('6.170.15', b'AAEC')" if failed else None,
-            "notes": [],
-            "predicates": {},
-            "backend": {},
-            "sys.argv": ["-c"],
-            "os.getpid()": 4242,
-            "imported_at": 1.7e9,
-            "data_status": 3 if failed else 2,
-            "phase": "generate",
-            "interesting_origin": None,
-            "status_reason_location": None,
-            "choice_nodes": None,
-            "choice_spans": None,
-        },
+        "metadata": make_metadata(failed),
     }
 
 

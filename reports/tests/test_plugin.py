@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from reports.run_context import get_seed
 from reports.schema import compact_observation, count_steps
 from reports.spec_rules import ROOT
 
@@ -23,26 +27,27 @@ def test_fails(n):
 """
 
 
-def run_suite(pytester, monkeypatch, *args: str, seed: str = "") -> dict[str, list[dict]]:
-    reports = pytester.path / "out"
-    for name, value in {"RMQSPEC_REPORTS": "1", "RMQSPEC_REPORTS_DIR": str(reports), "RMQSPEC_RUN_ID": "run1"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("RMQSPEC_HYPOTHESIS_SEED", seed)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # set when this test itself runs on a worker
-    pytester.makeconftest(
+@pytest.fixture(scope="module")
+def report_files(tmp_path_factory) -> dict[str, list[dict]]:
+    """One real run of a small suite on 2 xdist workers with reports on: file name -> parsed lines."""
+    root = tmp_path_factory.mktemp("suite")
+    (root / "conftest.py").write_text(
         "def pytest_configure(config):\n    from reports.plugin import register\n    register(config)\n"
     )
-    pytester.makepyfile(test_suite=SUITE)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", *args).assert_outcomes(passed=1, failed=1)
-    files = sorted((reports / "run1").glob("*.jsonl"))
+    (root / "test_suite.py").write_text(SUITE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RMQSPEC_REPORTS": "1", "RMQSPEC_REPORTS_DIR": str(root / "out")}
+    env |= {"RMQSPEC_RUN_ID": "run1", "RMQSPEC_HYPOTHESIS_SEED": "1234"}
+    env.pop("PYTEST_XDIST_WORKER", None)  # set when this test itself runs on a worker
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q", "test_suite.py"]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr
+    files = sorted((root / "out" / "run1").glob("*.jsonl"))
     return {f.name: [json.loads(line) for line in f.read_text().splitlines()] for f in files}
 
 
-def test_each_xdist_worker_writes_its_own_file_with_run_metadata(pytester, monkeypatch):
-    files = run_suite(pytester, monkeypatch, "-n", "2", seed="1234")
-    assert sorted(files) == ["local-gw0.jsonl", "local-gw1.jsonl"]
-    for name, lines in files.items():
+def test_each_xdist_worker_writes_its_own_file_with_run_metadata(report_files):
+    assert sorted(report_files) == ["local-gw0.jsonl", "local-gw1.jsonl"]
+    for name, lines in report_files.items():
         first, last = lines[0], lines[-1]
         assert (first["title"], last["title"]) == ("run started", "run finished")
         run = first["content"]
@@ -51,9 +56,8 @@ def test_each_xdist_worker_writes_its_own_file_with_run_metadata(pytester, monke
         assert {line["writer"] for line in lines} == {name[:-6]}
 
 
-def test_passing_cases_are_compact_and_the_failure_keeps_its_counterexample(pytester, monkeypatch):
-    (lines,) = run_suite(pytester, monkeypatch).values()
-    cases = [line for line in lines if line["type"] == "test_case"]
+def test_passing_cases_are_compact_and_the_failure_keeps_its_counterexample(report_files):
+    cases = [line for lines in report_files.values() for line in lines if line["type"] == "test_case"]
     assert all(c["representation"] is None for c in cases if c["status"] == "passed")
     failed = [c for c in cases if c["status"] == "failed"]
     assert failed and failed[-1]["representation"] == "test_fails(\n    n=500,\n)"
@@ -61,9 +65,8 @@ def test_passing_cases_are_compact_and_the_failure_keeps_its_counterexample(pyte
     assert {rule for c in cases for rule in c["features"]} == {"AA-01", "AA-02"}
 
 
-def test_runs_without_a_given_seed_explore_different_cases(pytester, monkeypatch):
-    seeds = {run_suite(pytester, monkeypatch)["local-main.jsonl"][0]["content"]["seed"] for _ in range(2)}
-    assert len(seeds) == 2
+def test_runs_without_a_given_seed_explore_different_cases():
+    assert get_seed({}) != get_seed({}) and get_seed({"RMQSPEC_HYPOTHESIS_SEED": "7"}) == 7
 
 
 @pytest.mark.parametrize(

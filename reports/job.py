@@ -46,7 +46,11 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
     if todo:
         files = [path for run_id in todo for path, _, _ in runs[run_id].files]
         records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
-        empty = [(runs[r].path, 0, "empty run directory", "", None, r) for r in todo if not runs[r].files]
+        empty = [
+            {"file": runs[r].path, "line": 0, "reason": "empty run directory", "run_id": r}
+            for r in todo
+            if not runs[r].files
+        ]
         load.delete_runs(spark, warehouse, todo)
         load.append_runs(
             records.unionByName(spark.createDataFrame(empty, schema.get_spark_schema(schema.RECORDS))), warehouse

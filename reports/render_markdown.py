@@ -139,7 +139,7 @@ def render_quarantine(results: Results) -> list[str]:
     lines = ["", "## Quarantined input", ""]
     lines += render_table(["reason", "lines"], sorted(results.quarantine_by_reason.items()))
     lines += ["", "First quarantined lines:", ""]
-    rows = [[q["file"], q["line"], q["reason"], q["text"][:60]] for q in results.quarantine[:MAX_LISTED]]
+    rows = [[q["file"], q["line"], q["reason"], (q["text"] or "")[:60]] for q in results.quarantine[:MAX_LISTED]]
     return lines + render_table(["file", "line", "reason", "text"], rows)
 
 

@@ -82,7 +82,8 @@ def make_run_line(title: str, run: dict, now: float) -> dict:
     }
 
 
-# Spark schemas as data: (field, type) with type "string" | "int" | "double" | "map<string,T>" | nested fields.
+# Spark schemas as data: (field, type), type "string" | "int" | "double" | "array<string>" | "map<string,T>" |
+# nested fields.
 # Every field is nullable; fields of the observation we do not use are not named, so upstream additions to the
 # experimental format cannot break the job.
 RUN_CONTENT = tuple((name, "double" if name.endswith("_at") else "string") for name in RUN_FIELDS)
@@ -108,14 +109,29 @@ RAW_LINE = (
 )
 # The input: one row per physical line.
 LINES = (("run_id", "string"), ("file", "string"), ("line", "int"), ("text", "string"))
-# The warehouse table, partitioned by run_id: every input line, parsed (``record``) or quarantined (``reason``, with
-# the start of its ``text``); an empty run directory is one quarantined row with line 0.
+# The warehouse table, partitioned by run_id: every input line, parsed and flattened to what the aggregates read
+# (rule ids and total time derived once, at ingest), or quarantined (``reason``, with the start of its ``text``);
+# an empty run directory is one quarantined row with line 0.
 RECORDS = (
     ("file", "string"),
     ("line", "int"),
     ("reason", "string"),
     ("text", "string"),
-    ("record", RAW_LINE),
+    ("type", "string"),
+    ("property", "string"),
+    ("writer", "string"),
+    ("status", "string"),
+    ("status_reason", "string"),
+    ("nodeid", "string"),
+    ("representation", "string"),
+    ("expected_violation", "string"),
+    ("steps", "int"),
+    ("title", "string"),
+    ("reproduction_decorator", "string"),
+    ("rule_ids", "array<string>"),
+    ("timing", "map<string,double>"),
+    ("seconds", "double"),
+    ("content", RUN_CONTENT),
     ("run_id", "string"),
 )
 SPEC_RULES = (("rule_id", "string"), ("title", "string"), ("chapter", "string"))
@@ -131,6 +147,8 @@ def get_spark_schema(fields: tuple):
     def get_type(kind):
         if isinstance(kind, tuple):
             return get_spark_schema(kind)
+        if kind == "array<string>":
+            return types.ArrayType(types.StringType())
         if kind.startswith("map<string,"):
             return types.MapType(types.StringType(), get_type(kind[len("map<string,") : -1]))
         return scalars[kind]

@@ -52,6 +52,8 @@ def get_spark(master: str | None = None, app_name: str = "rmqspec-reports", conf
             builder = builder.config(key, value)
     elif master:
         builder = builder.master(master)
+    # A file block belongs to one run, so each write task has one partition value: writing it needs no sort.
+    builder = builder.config("spark.sql.maxConcurrentOutputFileWriters", "4")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

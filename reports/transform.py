@@ -28,14 +28,31 @@ def parse_lines(lines: DataFrame) -> DataFrame:
 
 
 def select_records(parsed: DataFrame) -> DataFrame:
-    """The warehouse rows: a good line keeps its parsed record, a quarantined one the start of its text."""
-    quarantined = F.col("reason").isNotNull()
+    """The warehouse rows (schema.RECORDS): a good line flattened to what the aggregates read, with the spec rule
+    ids it marked and its total time; a quarantined line keeps only the start of its text."""
+    good = F.col("reason").isNull()
+    record = F.col("record")
+
+    def kept(column):
+        return F.when(good, column)
+
+    features = F.coalesce(record["features"], F.create_map())
+    timing = F.coalesce(record["timing"], F.create_map())
+    rule_ids = F.filter(F.map_keys(features), lambda key: key.rlike(RULE_ID_PATTERN)).cast("array<string>")
+    seconds = F.aggregate(F.map_values(timing), F.lit(0.0), lambda total, x: total + x).cast("double")
     return parsed.select(
         "file",
         "line",
         "reason",
-        F.when(quarantined, F.substring("text", 1, 300)).alias("text"),
-        F.when(~quarantined, F.col("record")).alias("record"),
+        F.when(~good, F.substring("text", 1, 300)).alias("text"),
+        *(kept(record[name]).alias(name) for name in ("type", "property", "writer", "status", "status_reason")),
+        kept(F.coalesce(record["nodeid"], record["property"])).alias("nodeid"),
+        *(kept(record[name]).alias(name) for name in ("representation", "expected_violation", "steps", "title")),
+        kept(record["metadata"]["reproduction_decorator"]).alias("reproduction_decorator"),
+        kept(rule_ids).alias("rule_ids"),
+        kept(record["timing"]).alias("timing"),
+        kept(seconds).alias("seconds"),
+        kept(record["content"]).alias("content"),
         "run_id",
     )
 
@@ -44,45 +61,23 @@ def select_quarantine(records: DataFrame) -> DataFrame:
     return records.where(F.col("reason").isNotNull()).select("file", "line", "reason", "text", "run_id")
 
 
-def select_runs(parsed: DataFrame) -> DataFrame:
+def select_runs(records: DataFrame) -> DataFrame:
     """One row per writer of a run: its metadata from ``run started`` and its end from ``run finished``."""
-    meta = parsed.where(
-        F.col("reason").isNull() & (F.col("record.type") == "info") & (F.col("record.property") == schema.RUN_PROPERTY)
-    )
-    started = F.when(F.col("record.title") == schema.RUN_STARTED, F.col("record.content"))
-    finished = F.when(F.col("record.title") == schema.RUN_FINISHED, F.col("record.content.finished_at"))
-    grouped = meta.groupBy("run_id", F.col("record.writer").alias("writer")).agg(
+    meta = records.where((F.col("type") == "info") & (F.col("property") == schema.RUN_PROPERTY))
+    started = F.when(F.col("title") == schema.RUN_STARTED, F.col("content"))
+    finished = F.when(F.col("title") == schema.RUN_FINISHED, F.col("content.finished_at"))
+    grouped = meta.groupBy("run_id", "writer").agg(
         F.first(started, ignorenulls=True).alias("started"), F.max(finished).alias("finished_at")
     )
     fields = [F.col(f"started.{name}").alias(name) for name in schema.RUN_FIELDS[2:-1]]
     return grouped.select("run_id", "writer", *fields, "finished_at")
 
 
-def select_observations(parsed: DataFrame) -> DataFrame:
-    """One row per Hypothesis test case, with the spec rule ids it exercised and its total time."""
-    record = F.col("record")
-    cases = parsed.where(F.col("reason").isNull() & (record["type"] == "test_case"))
-    return cases.select(
-        record["writer"].alias("writer"),
-        "file",
-        "line",
-        record["property"].alias("property"),
-        F.coalesce(record["nodeid"], record["property"]).alias("nodeid"),
-        record["status"].alias("status"),
-        record["status_reason"].alias("status_reason"),
-        record["representation"].alias("representation"),
-        record["metadata"]["reproduction_decorator"].alias("reproduction_decorator"),
-        record["expected_violation"].alias("expected_violation"),
-        F.filter(F.map_keys(F.coalesce(record["features"], F.create_map())), lambda k: k.rlike(RULE_ID_PATTERN))
-        .cast("array<string>")
-        .alias("rule_ids"),
-        record["timing"].alias("timing"),
-        F.aggregate(F.map_values(F.coalesce(record["timing"], F.create_map())), F.lit(0.0), lambda a, x: a + x)
-        .cast("double")
-        .alias("seconds"),
-        record["steps"].alias("steps"),
-        "run_id",
-    )
+def select_observations(records: DataFrame) -> DataFrame:
+    """One row per Hypothesis test case."""
+    columns = ["writer", "file", "line", "property", "nodeid", "status", "status_reason", "representation"]
+    columns += ["reproduction_decorator", "expected_violation", "rule_ids", "timing", "seconds", "steps", "run_id"]
+    return records.where(F.col("type") == "test_case").select(*columns)
 
 
 def with_configuration(cases: DataFrame, runs: DataFrame) -> DataFrame:
@@ -164,11 +159,9 @@ def compute_rule_cost(cases: DataFrame) -> DataFrame:
 
 def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
     """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
-    per_run = cases.groupBy("run_id").agg(
-        F.count(F.lit(1)).alias("test_cases"),
-        F.size(F.array_distinct(F.flatten(F.collect_list("rule_ids")))).alias("rules_exercised"),
-        F.sum("seconds").alias("seconds"),
-    )
+    per_run = cases.groupBy("run_id").agg(F.count(F.lit(1)).alias("test_cases"), F.sum("seconds").alias("seconds"))
+    rules = cases.select("run_id", F.explode("rule_ids").alias("rule_id")).groupBy("run_id")
+    per_run = per_run.join(rules.agg(F.countDistinct("rule_id").alias("rules_exercised")), "run_id", "left")
     failing = failures.groupBy("run_id").agg(
         F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
         F.count("expected_violation").alias("expected_failures"),

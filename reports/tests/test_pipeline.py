@@ -92,7 +92,7 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
     assert job.ingest(spark, [str(runs)], warehouse) == (["r1"], ["r2"])
     records = load.read_records(spark, warehouse)
     counts = {
-        "cases": records.where("record.type = 'test_case'").count(),
+        "cases": records.where("type = 'test_case'").count(),
         "bad": records.where("reason is not null").count(),
     }
     assert counts == {"cases": 6, "bad": 5}

@@ -127,9 +127,9 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     tables = args.tables or str(args.out / "tables")
     if spark is None:
-        from reports.session import get_spark
+        from reports.session import get_spark, is_small_local_input
 
-        spark = get_spark(args.master)
+        spark = get_spark(args.master, quick_start=is_small_local_input(args.inputs))
     try:
         ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
         print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)

@@ -26,6 +26,6 @@ def spark():
     from reports.session import get_spark
 
     allow_dataframe_asserts_without_pandas_on_spark()
-    session = get_spark("local[2]", app_name="rmqspec-reports-tests")
+    session = get_spark("local[2]", app_name="rmqspec-reports-tests", quick_start=True)
     yield session
     session.stop()

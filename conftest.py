@@ -36,10 +36,19 @@ def get_hypothesis_profile_name() -> str:
 
 settings.load_profile(get_hypothesis_profile_name())
 
-# A chapter's examples share one namespace: the test command distributes by file (--dist loadfile) so one
-# worker runs a whole chapter in order.
+pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process
+
+# A chapter's examples share one namespace: the test command distributes by file (--dist loadfile), so one
+# worker runs a whole chapter in order (and the one Spark test module starts one JVM).
 pytest_collect_file = Sybil(parsers=[PythonCodeBlockParser()], patterns=["*.md"], path="spec").pytest()
 
 
 def pytest_report_header(config):
     return [f"hypothesis profile: {get_hypothesis_profile_name()}", f"suite configuration: {get_suite_config()!r}"]
+
+
+def pytest_configure(config):
+    from reports.plugin import register
+
+    register(config)  # report files of Hypothesis observations when RMQSPEC_REPORTS=1 (reports/run_context.py)
+

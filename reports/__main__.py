@@ -1,36 +1,46 @@
-"""The main job: run the property suite over the suite configuration and print which spec rules it exercised.
+"""The main job and the aggregate-only command.
 
-    python -m reports
+    python -m reports [PYTEST ARGS]   # property suite with reports on, then the Spark aggregate and its summary
+    python -m reports aggregate ...   # only aggregate existing reports (e.g. collected from many CI runs);
+                                      # see `python -m reports aggregate --help`
 
-(The reports issue grows this into: suite with per-worker report files, then the Spark aggregate.)
+The suite runs over the configuration that the RMQSPEC_* variables select (README, "Configuration of a run");
+its report files go to RMQSPEC_REPORTS_DIR (default reports/runs/<run id>/), one per xdist worker.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
-from collections import Counter
 
-import pytest
-from hypothesis.internal.observability import add_observability_callback
+from reports import run_context
+from reports.spec_rules import ROOT
 
-from reports.spec_rules import RULE_ID, get_spec_rules
+SUITE = ["-m", "pytest", "-n", "auto", "--dist", "loadfile", "properties"]
 
 
-def main() -> int:
-    hits: Counter[str] = Counter()
+def run_suite(pytest_args: list[str]) -> tuple[int, str]:
+    """Runs the property suite in a child process (pytest's own progress is shown); returns (exit code, run id)."""
+    run_id = run_context.get_run_id()
+    env = {**os.environ, "RMQSPEC_REPORTS": "1", "RMQSPEC_RUN_ID": run_id}
+    print(f"main job: property suite, run {run_id}, reports in {run_context.get_reports_dir(env) / run_id}", flush=True)
+    done = subprocess.run([sys.executable, *SUITE, *pytest_args], cwd=ROOT, env=env, check=False)
+    return done.returncode, run_id
 
-    def record(observation) -> None:
-        if getattr(observation, "type", None) == "test_case":
-            hits.update(key for key in observation.features if RULE_ID.fullmatch(key))
 
-    add_observability_callback(record)
-    code = pytest.main(["-q", "properties"])
-    rules = get_spec_rules()
-    print(f"\nspec rules exercised by the property suite: {sum(1 for r in rules if hits[r.rule_id])}/{len(rules)}")
-    for rule in rules:
-        print(f"  {rule.rule_id:8} {hits[rule.rule_id]:6d} test cases  {rule.title}")
-    return int(code)
+def main(argv: list[str]) -> int:
+    from reports import job
+
+    if argv[:1] == ["aggregate"]:
+        return job.main(argv[1:])
+    code, _ = run_suite(argv)
+    print("\nmain job: Spark aggregate of the reports", flush=True)
+    inputs = [str(run_context.get_reports_dir())]
+    aggregated = job.main(inputs)
+    # pytest 1 = some test failed: the summary above shows it; any code still fails the job.
+    return code or aggregated
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

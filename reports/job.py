@@ -1,0 +1,145 @@
+"""The Spark aggregate: extract run files -> transform -> load into the Parquet warehouse, then aggregate from it.
+
+    python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
+                                [--last N] [--strict] [--force]
+
+INPUT, --warehouse and --tables are any paths Spark can read and write (local, hdfs://, s3a://, ...); --out is the
+local directory of the Markdown summary, coverage page, HTML page and PNG heat map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reports import extract, load, schema, transform
+from reports.extract import ReportInputError
+from reports.results import Results
+from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
+
+DEFAULT_INPUT = str(ROOT / "reports" / "runs")
+DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
+DEFAULT_OUT = ROOT / "reports" / "out"
+MAX_QUARANTINE_SHOWN = 50
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m reports aggregate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("inputs", nargs="*", default=[DEFAULT_INPUT], help="run directories or directories of runs")
+    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, help="Parquet tables partitioned by run")
+    parser.add_argument("--tables", help="where the aggregate Parquet tables go (default: OUT/tables)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="local directory for summary, HTML, PNG")
+    parser.add_argument("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    parser.add_argument("--last", type=int, default=20, help="runs shown in the trend")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any input line was quarantined")
+    parser.add_argument("--force", action="store_true", help="re-ingest runs even when unchanged")
+    return parser
+
+
+def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
+    """Ingests new or changed runs (replacing earlier copies); returns (ingested, unchanged) run ids."""
+    runs = extract.find_runs(spark, inputs)
+    known = load.read_markers(spark, warehouse)
+    fingerprints = {run_id: extract.compute_fingerprint(run.files) for run_id, run in runs.items()}
+    todo = sorted(r for r in runs if force or known.get(r) != fingerprints[r])
+    if todo:
+        files = [path for run_id in todo for path, _, _ in runs[run_id].files]
+        records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
+        empty = [
+            {"file": runs[r].path, "line": 0, "reason": "empty run directory", "run_id": r}
+            for r in todo
+            if not runs[r].files
+        ]
+        load.delete_runs(spark, warehouse, todo)
+        load.append_runs(
+            records.unionByName(spark.createDataFrame(empty, schema.get_spark_schema(schema.RECORDS))), warehouse
+        )
+        load.write_markers(spark, warehouse, {r: fingerprints[r] for r in todo})
+    return todo, sorted(set(runs) - set(todo))
+
+
+def collect(frame) -> list[dict]:
+    return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
+    """Every aggregate from the warehouse, written as Parquet under `tables` and returned for rendering."""
+    rules = get_spec_rules() if rules is None else rules
+    rules_frame = spark.createDataFrame(
+        [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
+    )
+    records = load.read_records(spark, warehouse)
+    runs = transform.select_runs(records).cache()
+    cases = transform.with_configuration(transform.select_observations(records), runs).cache()
+    failures = transform.select_failures(cases).cache()
+    outputs = {
+        "coverage": transform.compute_coverage(cases, failures, rules_frame),
+        "failures": failures,
+        "machine_cost": transform.compute_machine_cost(cases),
+        "rule_cost": transform.compute_rule_cost(cases),
+        "trend": transform.compute_trend(cases, failures, runs, last),
+    }
+    found = {}
+    for name, frame in outputs.items():
+        frame = frame.cache()
+        load.write_output(frame, tables, name)
+        found[name] = collect(frame)
+    quarantine = transform.select_quarantine(records)
+    shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+    by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    return Results(
+        rules=rules,
+        coverage=[row for row in found["coverage"] if row["chapter"] is not None],
+        failures=found["failures"],
+        machine_cost=found["machine_cost"],
+        rule_cost=found["rule_cost"],
+        trend=found["trend"],
+        unknown_rules=sorted({row["rule_id"] for row in found["coverage"] if row["chapter"] is None}),
+        quarantine=shown,
+        quarantine_by_reason=by_reason,
+        cited_by_tests=set(get_cited_rule_ids(ROOT / "properties")),
+    )
+
+
+def write_site(results: Results, out: Path, tables: str) -> str:
+    """Writes summary.md, coverage.md, index.html and coverage.png under `out`; returns the summary."""
+    from reports.render_html import render_heat_map, render_html
+    from reports.render_markdown import render_coverage_page, render_summary
+
+    out.mkdir(parents=True, exist_ok=True)
+    heat_map = render_heat_map(results)
+    (out / "coverage.png").write_bytes(heat_map)
+    (out / "index.html").write_text(render_html(results, heat_map), encoding="utf-8")
+    (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
+    paths = {
+        "HTML": str(out / "index.html"),
+        "heat map (PNG)": str(out / "coverage.png"),
+        "coverage page": str(out / "coverage.md"),
+        "Parquet tables": tables,
+    }
+    summary = render_summary(results, paths)
+    (out / "summary.md").write_text(summary + "\n", encoding="utf-8")
+    return summary
+
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    args = build_parser().parse_args(argv)
+    tables = args.tables or str(args.out / "tables")
+    if spark is None:
+        from reports.session import get_spark, is_small_local_input
+
+        spark = get_spark(args.master, quick_start=is_small_local_input(args.inputs))
+    try:
+        ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
+        print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)
+        results = aggregate(spark, args.warehouse, tables, args.last)
+    except ReportInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    results.ingested, results.skipped = ingested, skipped
+    print(write_site(results, args.out, tables))
+    if args.strict and results.quarantine_by_reason:
+        print(f"--strict: {sum(results.quarantine_by_reason.values())} input lines quarantined", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,136 @@
+"""pytest plugin: with RMQSPEC_REPORTS=1 every process writes its own report file of Hypothesis observations.
+
+One file per xdist worker (or the single pytest process) per run: ``<reports dir>/<run id>/<writer>.jsonl``,
+opened for writing by that process only, so there is never a second writer on a file. The controller chooses the
+run id and the Hypothesis seed once and hands them to the workers; every test of the run uses that seed, so a
+failure is replayed with ``RMQSPEC_HYPOTHESIS_SEED=<seed>`` (or ``--hypothesis-seed``) and the same configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+from hypothesis import core, settings
+from hypothesis.internal import observability
+
+from reports import run_context
+
+SEEDED_SUFFIX = "+seeded"
+
+
+class ReportWriter:
+    """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
+
+    def __init__(self, path, run: dict):
+        from hypothesis.strategies._internal.utils import to_jsonable
+
+        from reports import schema
+
+        self.schema, self.to_jsonable = schema, to_jsonable
+        self.run = run
+        self.current: dict = {"nodeid": None, "expected_violation": None}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in pytest_unconfigure
+        self.write(schema.make_run_line(schema.RUN_STARTED, run, time.time()))
+
+    def write(self, line: dict) -> None:
+        self.file.write(json.dumps(line, default=str) + "\n")
+
+    def __call__(self, observation, _thread_id=None) -> None:
+        stamp = {"run_id": self.run["run_id"], "writer": self.run["writer"], **self.current}
+        line = self.schema.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
+        if line is not None:
+            self.write(line)
+
+    def close(self) -> None:
+        finished = {**self.run, "finished_at": time.time()}
+        self.write(self.schema.make_run_line(self.schema.RUN_FINISHED, finished, finished["finished_at"]))
+        self.file.close()
+
+
+def get_run_settings(config) -> tuple[str, int]:
+    """Run id and seed: chosen by the controller, received by xdist workers."""
+    shared = getattr(config, "workerinput", None)
+    if shared is not None and "rmqspec_run_id" in shared:
+        return shared["rmqspec_run_id"], shared["rmqspec_seed"]
+    return run_context.get_run_id(), run_context.get_seed(explicit=config.getoption("hypothesis_seed", None))
+
+
+def seed_hypothesis(seed: int) -> str:
+    """Every test of the run draws from `seed`; derandomize (Hypothesis' ``ci`` profile) would ignore it."""
+    core.global_force_seed = seed
+    name = settings.get_current_profile_name() or "default"
+    settings.register_profile(name + SEEDED_SUFFIX, settings.get_profile(name), derandomize=False, database=None)
+    settings.load_profile(name + SEEDED_SUFFIX)
+    return name
+
+
+def start_report(config) -> ReportWriter:
+    run_id, seed = get_run_settings(config)
+    config.rmqspec_run = {"run_id": run_id, "seed": seed}
+    run = {
+        "run_id": run_id,
+        "writer": run_context.get_writer_name(),
+        "git_commit": run_context.get_git_commit(),
+        "tox_env": os.environ.get("TOX_ENV_NAME", ""),
+        **run_context.get_configuration(),
+        "hypothesis_profile": seed_hypothesis(seed),
+        "seed": str(seed),
+        "started_at": time.time(),
+        "finished_at": None,
+    }
+    # Coverage tracing would slow every case down and is not reported on.
+    observability.OBSERVABILITY_COLLECT_COVERAGE = False
+    writer = ReportWriter(run_context.get_reports_dir() / run_id / f"{run['writer']}.jsonl", run)
+    observability.add_observability_callback(writer, all_threads=True)
+    return writer
+
+
+def get_expected_violation(item) -> str | None:
+    """The reason of a strict xfail that applies in this configuration (properties/expected.py), else None."""
+    marker = item.get_closest_marker("xfail")
+    if marker is None or not marker.kwargs.get("strict", item.config.getini("xfail_strict")):
+        return None
+    condition = marker.kwargs.get("condition", marker.args[0] if marker.args else True)
+    if isinstance(condition, str) or not condition:
+        return None
+    return str(marker.kwargs.get("reason", "expected failure"))
+
+
+class ReportPlugin:
+    def __init__(self, config):
+        self.is_controller = not hasattr(config, "workerinput")
+        self.is_distributed = self.is_controller and bool(getattr(config.option, "numprocesses", None))
+        self.writer = None if self.is_distributed else start_report(config)
+        if self.is_distributed:
+            run_id, seed = get_run_settings(config)
+            config.rmqspec_run = {"run_id": run_id, "seed": seed}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        node.workerinput["rmqspec_run_id"] = node.config.rmqspec_run["run_id"]
+        node.workerinput["rmqspec_seed"] = node.config.rmqspec_run["seed"]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        if self.writer is not None:
+            self.writer.current = {"nodeid": item.nodeid, "expected_violation": get_expected_violation(item)}
+        return (yield)
+
+    def pytest_report_header(self, config):
+        run = config.rmqspec_run
+        return [f"reports: run {run['run_id']} seed {run['seed']} -> {run_context.get_reports_dir() / run['run_id']}"]
+
+    def pytest_unconfigure(self, config):
+        if self.writer is not None:
+            observability.remove_observability_callback(self.writer)
+            self.writer.close()
+
+
+def register(config) -> None:
+    """Called from conftest.py's pytest_configure; does nothing unless RMQSPEC_REPORTS is on."""
+    if run_context.is_reporting():
+        config.pluginmanager.register(ReportPlugin(config), "rmqspec-reports")

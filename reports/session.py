@@ -1,0 +1,82 @@
+"""The SparkSession: embedded local mode by default, any cluster with ``--master`` (or the standard Spark
+environment: ``spark-submit``, ``SPARK_HOME`` / ``spark-defaults.conf``, ``PYSPARK_SUBMIT_ARGS``)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+# Local mode: all cores, no web UI, driver bound to loopback (no network needed, nothing exposed), quiet logs.
+# Aggregates are tiny after the (parallel) scan and partial aggregation, so one shuffle partition, and no adaptive
+# execution: re-planning every stage costs more than it saves on report-sized data (measured: 3x slower).
+LOCAL_DEFAULTS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
+}
+
+
+def names_a_master(environ) -> bool:
+    """Whether the standard Spark environment chooses the master: launched by spark-submit (the JVM is already up),
+    PYSPARK_SUBMIT_ARGS, or spark.master in spark-defaults.conf."""
+    if environ.get("PYSPARK_GATEWAY_PORT") or environ.get("PYSPARK_SUBMIT_ARGS"):
+        return True
+    conf_dir = environ.get("SPARK_CONF_DIR") or (f"{environ['SPARK_HOME']}/conf" if "SPARK_HOME" in environ else "")
+    defaults = Path(conf_dir) / "spark-defaults.conf"
+    if not conf_dir or not defaults.is_file():
+        return False
+    return any(line.split()[:1] == ["spark.master"] for line in defaults.read_text().splitlines())
+
+
+def is_small_local_input(paths: list[str], limit_bytes: int = 1 << 30) -> bool:
+    """Whether the inputs are local and hold less than `limit_bytes` of report files (read before the JVM starts)."""
+    total = 0
+    for path in paths:
+        if "://" in path and not path.startswith("file:"):
+            return False
+        for file in Path(path.removeprefix("file:")).rglob("*.jsonl"):
+            total += file.stat().st_size
+    return total < limit_bytes
+
+
+def get_spark(
+    master: str | None = None,
+    app_name: str = "rmqspec-reports",
+    conf: dict[str, str] | None = None,
+    quick_start: bool = False,
+):
+    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
+
+    On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
+    `quick_start` (local mode, small inputs) compiles with the JIT's first tier only: a short job spends most of its
+    time warming up, and that tier warms up fastest (measured: a 50k-line ingest 45% faster, 5M rows slower).
+    """
+    warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
+    from pyspark.sql import SparkSession
+
+    is_local = master is None and not names_a_master(os.environ)
+    builder = SparkSession.builder.appName(app_name)
+    if is_local or (master or "").startswith("local"):
+        builder = builder.master(master or "local[*]")
+        for key, value in LOCAL_DEFAULTS.items():
+            builder = builder.config(key, value)
+        if quick_start:
+            java_options = LOCAL_DEFAULTS["spark.driver.extraJavaOptions"] + " -XX:TieredStopAtLevel=1"
+            builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    elif master:
+        builder = builder.master(master)
+    # A file block belongs to one run, so each write task has one partition value: writing it needs no sort.
+    builder = builder.config("spark.sql.maxConcurrentOutputFileWriters", "4")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,116 @@
+"""The Spark job on small hand-made inputs: quarantine, coverage with gaps, shrunk counterexamples, idempotent
+incremental ingest, outputs, and errors a user can read."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pyspark")  # a runtime dependency; this only keeps collection errors readable
+
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.testing import assertDataFrameEqual, assertSchemaEqual  # noqa: E402
+
+from reports import job, load, schema  # noqa: E402
+from reports.spec_rules import get_spec_rules  # noqa: E402
+from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
+
+# One module holds every Spark test: the test command distributes by file, so one worker starts one JVM.
+
+
+@pytest.fixture(scope="module")
+def ingested(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("reports")
+    runs, warehouse = write_sample(root), str(root / "warehouse")
+    done = job.ingest(spark, [str(runs)], warehouse)
+    results = job.aggregate(spark, warehouse, str(root / "tables"), last=5, rules=RULES)
+    return {"root": root, "runs": runs, "warehouse": warehouse, "ingested": done, "results": results}
+
+
+def test_bad_input_is_quarantined_with_file_line_and_reason(spark, ingested):
+    table = load.read_records(spark, ingested["warehouse"]).where("reason is not null")
+    found = table.select(F.regexp_extract("file", r"([^/]+)$", 1).alias("file"), "line", "reason", "run_id")
+    expected = [
+        ("local-gw0.jsonl", 5, "not a JSON report line", "r1"),
+        ("local-gw0.jsonl", 7, "unknown report schema version 99", "r1"),
+        ("local-gw1.jsonl", 4, "truncated last line (writer killed?)", "r1"),
+        ("r2", 0, "empty run directory", "r2"),
+    ]
+    assertDataFrameEqual(found, spark.createDataFrame(expected, found.schema))
+    assert sum(ingested["results"].quarantine_by_reason.values()) == 4
+
+
+def test_coverage_counts_every_rule_and_configuration_and_shows_gaps(spark, ingested):
+    rows = [
+        ("AA-01", BASELINE_LABEL, 2, 3, 1, 0, 0),
+        ("AA-01", TIGHT_LABEL, 1, 0, 1, 0, 0),
+        ("AA-02", BASELINE_LABEL, 3, 0, 1, 1, 0),  # two failing cases of one failing test: one failure
+        ("AA-02", TIGHT_LABEL, 1, 0, 1, 0, 1),
+        ("BB-01", BASELINE_LABEL, 0, 0, 0, 0, 0),
+        ("BB-01", TIGHT_LABEL, 0, 0, 0, 0, 0),
+    ]
+    columns = ["rule_id", "configuration", "test_cases", "steps", "runs", "failures", "expected_failures"]
+    found = spark.createDataFrame(ingested["results"].coverage).select(*columns)
+    assertDataFrameEqual(found, spark.createDataFrame(rows, found.schema))
+    assert ingested["results"].get_rule_totals("BB-01")["status"] == "gap"
+    assert ingested["results"].unknown_rules == ["ZZ-99"]
+
+
+def test_a_failure_keeps_the_shrunk_counterexample_and_the_seed(ingested):
+    found = [
+        (f["nodeid"], f["configuration"], f["representation"], f["seed"], f["expected_violation"])
+        for f in sorted(ingested["results"].failures, key=lambda f: f["nodeid"])
+    ]
+    assert found == [
+        ("p.py::test_b", BASELINE_LABEL, "test_b(x=0)", "7", None),
+        ("p.py::test_c", TIGHT_LABEL, "c", "7", "#6163"),
+    ]
+
+
+def test_cost_and_trend(ingested):
+    results = ingested["results"]
+    machine = {(r["machine"], r["timing_key"]): r["seconds"] for r in results.machine_cost}
+    assert machine[("p.py::TestM::runTest", "execute:rule:consume")] == pytest.approx(0.2)
+    shares = {r["rule_id"]: r["attributed_seconds"] for r in results.rule_cost}
+    # test_a (1.0 s, two rules) + TestM (0.4 s) for AA-01; the tight writer's test_a shares 2.0 s with ZZ-99.
+    assert shares["AA-01"] == pytest.approx(0.5 + 0.4 + 1.0)
+    (run,) = results.trend
+    assert (run["run_id"], run["writers"], run["writers_finished"], run["test_cases"]) == ("r1", 2, 1, 6)
+
+
+def test_the_warehouse_has_the_declared_schema(spark, ingested):
+    assertSchemaEqual(
+        spark.read.parquet(f"{ingested['warehouse']}/records").schema, schema.get_spark_schema(schema.RECORDS)
+    )
+
+
+def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
+    runs, warehouse = write_sample(tmp_path), str(tmp_path / "warehouse")
+    assert job.ingest(spark, [str(runs)], warehouse) == (["r1", "r2"], [])
+    assert job.ingest(spark, [str(runs)], warehouse) == ([], ["r1", "r2"])
+    assert job.ingest(spark, [str(runs / "r1")], warehouse, force=True) == (["r1"], [])
+    write_lines(runs / "r1" / "local-gw2.jsonl", ["not json either"])
+    assert job.ingest(spark, [str(runs)], warehouse) == (["r1"], ["r2"])
+    records = load.read_records(spark, warehouse)
+    counts = {
+        "cases": records.where("type = 'test_case'").count(),
+        "bad": records.where("reason is not null").count(),
+    }
+    assert counts == {"cases": 6, "bad": 5}
+
+
+def test_main_writes_the_outputs_and_strict_fails_on_quarantine(spark, ingested, capsys):
+    out = ingested["root"] / "site"
+    argv = [str(ingested["runs"]), "--warehouse", ingested["warehouse"], "--out", str(out), "--strict"]
+    assert job.main(argv, spark=spark) == 1
+    assert "input lines quarantined" in capsys.readouterr().err
+    page, coverage = (out / "index.html").read_text(), (out / "coverage.md").read_text()
+    assert "data:image/png;base64," in page and (out / "coverage.png").read_bytes()[:4] == b"\x89PNG"
+    for rule in get_spec_rules():
+        assert f'id="{rule.rule_id.lower()}"' in page and f'<a id="{rule.rule_id.lower()}"></a>' in coverage
+    assert job.main(argv[:-1], spark=spark) == 0
+
+
+def test_a_missing_input_path_is_a_clear_error(spark, tmp_path, capsys):
+    argv = [str(tmp_path / "nowhere"), "--warehouse", str(tmp_path / "wh"), "--out", str(tmp_path / "out")]
+    assert job.main(argv, spark=spark) == 2
+    assert capsys.readouterr().err.strip() == f"error: input path does not exist: {tmp_path / 'nowhere'}"

@@ -1,0 +1,179 @@
+"""Transform: DataFrame -> DataFrame steps from raw lines to the tables the summary shows. No I/O here."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from reports import schema
+from reports.spec_rules import RULE_ID
+
+RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
+UNKNOWN = "unknown"
+
+
+def parse_lines(lines: DataFrame) -> DataFrame:
+    """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null)."""
+    record = F.from_json("text", schema.get_spark_schema(schema.RAW_LINE))
+    version = F.col("record.report_schema")
+    reason = (
+        F.when(F.col("record.type").isNull() & F.col("is_last"), F.lit("truncated last line (writer killed?)"))
+        .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
+        .when(
+            version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),
+            F.concat(F.lit("unknown report schema version "), F.coalesce(version.cast("string"), F.lit("(none)"))),
+        )
+    )
+    return lines.withColumn("record", record).withColumn("reason", reason)
+
+
+def select_records(parsed: DataFrame) -> DataFrame:
+    """The warehouse rows (schema.RECORDS): a good line flattened to what the aggregates read, with the spec rule
+    ids it marked and its total time; a quarantined line keeps only the start of its text."""
+    good = F.col("reason").isNull()
+    record = F.col("record")
+
+    def kept(column):
+        return F.when(good, column)
+
+    features = F.coalesce(record["features"], F.create_map())
+    timing = F.coalesce(record["timing"], F.create_map())
+    rule_ids = F.filter(F.map_keys(features), lambda key: key.rlike(RULE_ID_PATTERN)).cast("array<string>")
+    seconds = F.aggregate(F.map_values(timing), F.lit(0.0), lambda total, x: total + x).cast("double")
+    return parsed.select(
+        "file",
+        "line",
+        "reason",
+        F.when(~good, F.substring("text", 1, 300)).alias("text"),
+        *(kept(record[name]).alias(name) for name in ("type", "property", "writer", "status", "status_reason")),
+        kept(F.coalesce(record["nodeid"], record["property"])).alias("nodeid"),
+        *(kept(record[name]).alias(name) for name in ("representation", "expected_violation", "steps", "title")),
+        kept(record["metadata"]["reproduction_decorator"]).alias("reproduction_decorator"),
+        kept(rule_ids).alias("rule_ids"),
+        kept(record["timing"]).alias("timing"),
+        kept(seconds).alias("seconds"),
+        kept(record["content"]).alias("content"),
+        "run_id",
+    )
+
+
+def select_quarantine(records: DataFrame) -> DataFrame:
+    return records.where(F.col("reason").isNotNull()).select("file", "line", "reason", "text", "run_id")
+
+
+def select_runs(records: DataFrame) -> DataFrame:
+    """One row per writer of a run: its metadata from ``run started`` and its end from ``run finished``."""
+    meta = records.where((F.col("type") == "info") & (F.col("property") == schema.RUN_PROPERTY))
+    started = F.when(F.col("title") == schema.RUN_STARTED, F.col("content"))
+    finished = F.when(F.col("title") == schema.RUN_FINISHED, F.col("content.finished_at"))
+    grouped = meta.groupBy("run_id", "writer").agg(
+        F.first(started, ignorenulls=True).alias("started"), F.max(finished).alias("finished_at")
+    )
+    fields = [F.col(f"started.{name}").alias(name) for name in schema.RUN_FIELDS[2:-1]]
+    return grouped.select("run_id", "writer", *fields, "finished_at")
+
+
+def select_observations(records: DataFrame) -> DataFrame:
+    """One row per Hypothesis test case."""
+    columns = ["writer", "file", "line", "property", "nodeid", "status", "status_reason", "representation"]
+    columns += ["reproduction_decorator", "expected_violation", "rule_ids", "timing", "seconds", "steps", "run_id"]
+    return records.where(F.col("type") == "test_case").select(*columns)
+
+
+def with_configuration(cases: DataFrame, runs: DataFrame) -> DataFrame:
+    """Adds ``configuration`` (version/model/mode/preset) and ``seed`` from the writer's run metadata."""
+    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
+    meta = runs.select("run_id", "writer", F.coalesce(label, F.lit(UNKNOWN)).alias("configuration"), "seed")
+    joined = cases.join(F.broadcast(meta), ["run_id", "writer"], "left")
+    return joined.withColumn("configuration", F.coalesce("configuration", F.lit(UNKNOWN)))
+
+
+def select_failures(cases: DataFrame) -> DataFrame:
+    """The shrunk counterexample of each failing test: its last failing case (shrinking writes smaller ones later)."""
+    key = ["run_id", "writer", "nodeid", "status_reason"]
+    last = Window.partitionBy(*key).orderBy(F.col("line").desc())
+    failed = cases.where(F.col("status") == "failed").withColumn("rank", F.row_number().over(last))
+    return failed.where(F.col("rank") == 1).select(
+        "run_id",
+        "configuration",
+        "seed",
+        "nodeid",
+        "status_reason",
+        "expected_violation",
+        "representation",
+        "reproduction_decorator",
+        "rule_ids",
+    )
+
+
+def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
+    """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
+
+    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap); rule ids
+    that are not in spec/ appear with a null chapter."""
+    hits = (
+        cases.select(F.explode("rule_ids").alias("rule_id"), "configuration", "steps", "run_id")
+        .groupBy("rule_id", "configuration")
+        .agg(
+            F.count(F.lit(1)).alias("test_cases"),
+            F.sum(F.coalesce("steps", F.lit(0))).alias("steps"),
+            F.countDistinct("run_id").alias("runs"),
+        )
+    )
+    failed = (
+        failures.select(F.explode("rule_ids").alias("rule_id"), "configuration", "expected_violation")
+        .groupBy("rule_id", "configuration")
+        .agg(
+            F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+            F.count("expected_violation").alias("expected_failures"),
+        )
+    )
+    # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
+    unknown = hits.select("rule_id").distinct().join(rules, "rule_id", "left_anti").withColumn("chapter", F.lit(None))
+    every_rule = rules.select("rule_id", "chapter").unionByName(unknown.select("rule_id", "chapter"))
+    grid = every_rule.crossJoin(cases.select("configuration").distinct())
+    counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
+    joined = grid.join(hits, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
+    return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
+
+
+def compute_machine_cost(cases: DataFrame) -> DataFrame:
+    """Time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
+    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
+    timed = cases.select(machine, F.explode("timing").alias("timing_key", "seconds"))
+    return timed.groupBy("machine", "timing_key").agg(
+        F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
+    )
+
+
+def compute_rule_cost(cases: DataFrame) -> DataFrame:
+    """Per spec rule: time of the cases that exercised it, and that time shared evenly among each case's rules."""
+    share = (F.col("seconds") / F.size("rule_ids")).alias("share")
+    exploded = cases.where(F.size("rule_ids") > 0).select(F.explode("rule_ids").alias("rule_id"), "seconds", share)
+    return exploded.groupBy("rule_id").agg(
+        F.count(F.lit(1)).alias("test_cases"),
+        F.sum("seconds").alias("seconds"),
+        F.sum("share").alias("attributed_seconds"),
+    )
+
+
+def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
+    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
+    per_run = cases.groupBy("run_id").agg(F.count(F.lit(1)).alias("test_cases"), F.sum("seconds").alias("seconds"))
+    rules = cases.select("run_id", F.explode("rule_ids").alias("rule_id")).groupBy("run_id")
+    per_run = per_run.join(rules.agg(F.countDistinct("rule_id").alias("rules_exercised")), "run_id", "left")
+    failing = failures.groupBy("run_id").agg(
+        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+        F.count("expected_violation").alias("expected_failures"),
+    )
+    meta = runs.groupBy("run_id").agg(
+        F.min("started_at").alias("started_at"),
+        F.first("git_commit", ignorenulls=True).alias("git_commit"),
+        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.count(F.lit(1)).alias("writers"),
+        F.count("finished_at").alias("writers_finished"),
+    )
+    joined = meta.join(per_run, "run_id", "left").join(failing, "run_id", "left")
+    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
+    ranked = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"]).orderBy(F.col("started_at").desc())
+    return ranked.limit(last)

@@ -4,11 +4,8 @@ incremental ingest, outputs, and errors a user can read."""
 from __future__ import annotations
 
 import pytest
-
-pytest.importorskip("pyspark")  # a runtime dependency; this only keeps collection errors readable
-
-from pyspark.sql import functions as F  # noqa: E402
-from pyspark.testing import assertDataFrameEqual, assertSchemaEqual  # noqa: E402
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from reports import job, load, schema  # noqa: E402
 from reports.spec_rules import get_spec_rules  # noqa: E402

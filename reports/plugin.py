@@ -19,6 +19,9 @@ from hypothesis.internal import observability
 from reports import run_context
 
 SEEDED_SUFFIX = "+seeded"
+# A test that passes although Hypothesis recorded a failing case asserted that counterexample (hypothesis.find,
+# or pytest.raises around a machine): a refutation of a claim RocketMQ does not keep, not a failure of the suite.
+REFUTATION = "refutation: the test asserts that Hypothesis finds this counterexample"
 
 
 class ReportWriter:
@@ -32,6 +35,7 @@ class ReportWriter:
         self.schema, self.to_jsonable = schema, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}
+        self.held: list[dict] = []  # the current test's failing cases, written once its outcome is known
         path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in pytest_unconfigure
         self.write(schema.make_run_line(schema.RUN_STARTED, run, time.time()))
@@ -42,10 +46,21 @@ class ReportWriter:
     def __call__(self, observation, _thread_id=None) -> None:
         stamp = {"run_id": self.run["run_id"], "writer": self.run["writer"], **self.current}
         line = self.schema.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
-        if line is not None:
+        if line is not None and line.get("status") == "failed" and stamp["nodeid"] is not None:
+            self.held.append(line)
+        elif line is not None:
             self.write(line)
 
+    def release(self, test_passed: bool) -> None:
+        """Write the held failing cases of the test that just ran; a passing test's are refutations."""
+        for line in self.held:
+            if test_passed and not line.get("expected_violation"):
+                line["expected_violation"] = REFUTATION
+            self.write(line)
+        self.held = []
+
     def close(self) -> None:
+        self.release(test_passed=False)
         finished = {**self.run, "finished_at": time.time()}
         self.write(self.schema.make_run_line(self.schema.RUN_FINISHED, finished, finished["finished_at"]))
         self.file.close()
@@ -119,6 +134,10 @@ class ReportPlugin:
         if self.writer is not None:
             self.writer.current = {"nodeid": item.nodeid, "expected_violation": get_expected_violation(item)}
         return (yield)
+
+    def pytest_runtest_logreport(self, report):
+        if self.writer is not None and report.when == "call":
+            self.writer.release(test_passed=report.passed)
 
     def pytest_report_header(self, config):
         run = config.rmqspec_run

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from reports.plugin import REFUTATION
 from reports.run_context import get_seed
 from reports.schema import compact_observation, count_steps
 from reports.spec_rules import ROOT
@@ -24,6 +25,10 @@ def test_passes(n):
 def test_fails(n):
     event("AA-02")
     assert n < 500
+
+def test_refutes():
+    from hypothesis import find
+    assert find(st.integers(0, 1000), lambda n: n >= 500) == 500
 """
 
 
@@ -40,7 +45,7 @@ def report_files(tmp_path_factory) -> dict[str, list[dict]]:
     env.pop("PYTEST_XDIST_WORKER", None)  # set when this test itself runs on a worker
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-q", "test_suite.py"]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1 and "1 failed, 2 passed" in done.stdout, done.stdout + done.stderr
     files = sorted((root / "out" / "run1").glob("*.jsonl"))
     return {f.name: [json.loads(line) for line in f.read_text().splitlines()] for f in files}
 
@@ -59,9 +64,16 @@ def test_each_xdist_worker_writes_its_own_file_with_run_metadata(report_files):
 def test_passing_cases_are_compact_and_the_failure_keeps_its_counterexample(report_files):
     cases = [line for lines in report_files.values() for line in lines if line["type"] == "test_case"]
     assert all(c["representation"] is None for c in cases if c["status"] == "passed")
-    failed = [c for c in cases if c["status"] == "failed"]
+    failed = [c for c in cases if c["status"] == "failed" and c["nodeid"].endswith("test_fails")]
     assert failed and failed[-1]["representation"] == "test_fails(\n    n=500,\n)"
-    assert {c["nodeid"].split("::")[1] for c in cases} == {"test_passes", "test_fails"}
+    assert {c["nodeid"].split("::")[1] for c in cases} == {"test_passes", "test_fails", "test_refutes"}
+
+
+def test_a_passing_refutation_marks_its_counterexample_expected(report_files):
+    cases = [line for lines in report_files.values() for line in lines if line["type"] == "test_case"]
+    found = [c for c in cases if c["status"] == "failed" and c["nodeid"].endswith("test_refutes")]
+    assert found and {c["expected_violation"] for c in found} == {REFUTATION}
+    assert {c["expected_violation"] for c in cases if c["nodeid"].endswith("test_fails")} == {None}
     assert {rule for c in cases for rule in c["features"]} == {"AA-01", "AA-02"}
 
 

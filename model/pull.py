@@ -177,10 +177,16 @@ def wake_flow_controlled_pulls(system: System) -> System:
     return system
 
 
-def wake_parked_pulls(system: System) -> System:
-    """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
+def wake_parked_pulls(system: System, woken_store=None) -> System:
+    """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset.
+
+    `woken_store` is the store of the last call's result, if the caller's loop made it: a pull is held only at
+    the end of its queue, so while the store stays that very object no held pull can have a message to wake for.
+    """
     if system.flow_parked:
         system = wake_flow_controlled_pulls(system)
+    if system.broker.store is woken_store:
+        return system
     # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
     for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:

@@ -54,9 +54,9 @@ def evolve(inst: T, **changes) -> T:
     if plan is None:
         return attrs.evolve(inst, **changes)
     positions = plan.positions
-    for name in changes:
-        if name not in positions:
-            raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+    if not positions.keys() >= changes.keys():
+        name = min(changes.keys() - positions.keys())
+        raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
     if plan.by_dict:
         values = inst.__dict__.copy()
         values.update(changes)

@@ -11,6 +11,7 @@ from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
 from model.records import discard, evolve
+from model.store import UNIT_COMMIT_LOG_OFFSET, UNIT_TAGS_CODE
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -50,7 +51,7 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     OFFSET_ILLEGAL, offset == max is NO_NEW_MSG, otherwise units are scanned and kept when their tags code is
     subscribed (a hash collision passes) until pullBatchSize matched — FOUND, or NO_MATCHED_MSG if none did."""
     store = system.broker.store
-    queue = store.get_consume_queue(mq.topic, mq.queue_id)
+    queue = store.get_queue_units(mq.topic, mq.queue_id)
     low, high = system.min_offsets.get(mq, 0), len(queue)
     if offset < low or offset > high:
         return "OFFSET_ILLEGAL", [], low if offset < low else high
@@ -60,8 +61,8 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     end = min(high, offset + max(MAX_FILTER_SCAN_UNITS, batch))
     while position < end and len(found) < batch:
         unit = queue[position]
-        if matches_tag_code(system, mq, unit.tags_code):
-            found.append(store.commit_log[unit.commit_log_offset])
+        if matches_tag_code(system, mq, unit[UNIT_TAGS_CODE]):
+            found.append(store.commit_log[unit[UNIT_COMMIT_LOG_OFFSET]])
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
 

@@ -120,13 +120,24 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
         # Long polling: the broker holds the request until a message arrives or 15 s pass.
         system = evolve(system, parked=system.parked.set((due.client_id, mq), offset))
         return schedule_pull(system, due.client_id, mq, system.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
-    consumer = system.consumers[due.client_id]
-    consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
-    system = evolve(put_consumer(system, consumer), parked=discard(system.parked, (due.client_id, mq)))
+    system = set_next_offset(system, due.client_id, mq, next_offset)
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), system.now, ("PL-04",))
     handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
     system, more = handler(system, due.client_id, mq, found, next_offset)
     return system, observations + [seen] + more
+
+
+def set_next_offset(system: System, client_id: str, mq: MessageQueue, next_offset: int) -> System:
+    """The pull request's next offset, and the queue no longer held by the broker; one System copy at most (an
+    idle queue's pull every 15 s changes neither)."""
+    consumer, changes = system.consumers[client_id], {}
+    if consumer.next_offsets.get(mq) != next_offset:
+        consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
+        changes["consumers"] = system.consumers.set(client_id, consumer)
+    parked = discard(system.parked, (client_id, mq))
+    if parked is not system.parked:
+        changes["parked"] = parked
+    return evolve(system, **changes) if changes else system
 
 
 def on_found(system: System, client_id: str, mq: MessageQueue, found: list, next_offset: int):

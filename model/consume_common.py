@@ -97,10 +97,12 @@ def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, 
     if offset < 0:
         return put_consumer(system, consumer), []
     store = update_offset(consumer.offset_store, mq, offset, increase_only)
-    consumer = evolve(consumer, offset_store=store)
     current = store.offsets[mq].value
     lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-    return put_consumer(system, consumer), [OffsetUpdated(consumer.client_id, mq, current, system.now, rules, lifetime)]
+    observed = [OffsetUpdated(consumer.client_id, mq, current, system.now, rules, lifetime)]
+    if store is consumer.offset_store and system.consumers.get(consumer.client_id) is consumer:
+        return system, observed  # an increase-only update that kept the value: nothing to copy
+    return put_consumer(system, evolve(consumer, offset_store=store)), observed
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:

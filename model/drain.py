@@ -66,7 +66,7 @@ def is_quiescent(system: System) -> bool:
 def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000) -> tuple[System, list, int]:
     """[SY-03] Complete running listeners with `listener`, deliver held one-way commits, fire timers in time
     order, until quiescent. Returns (system, observations, events processed)."""
-    observations, events = [], 0
+    observations, events, woken_store = [], 0, None
     while not is_quiescent(system):
         events += 1
         if events > max_events:
@@ -80,6 +80,8 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
         else:
             system, seen = process_next(system)
-            system = wake_parked_pulls(system)
+            system = wake_parked_pulls(system, woken_store)
+        # Every branch ends with a wake of held pulls (step wakes them too).
+        woken_store = system.broker.store
         observations.extend(seen)
     return evolve(system), observations, events

@@ -146,8 +146,12 @@ def persist_all(store: OffsetStore, mqs: frozenset[MessageQueue] | set[MessageQu
     chosen = {mq: entry.value for mq, entry in store.offsets.items() if mq in mqs}
     if store.kind is OffsetStoreKind.LOCAL_FILE:
         return Outcome(evolve(store, file=store.file.update(chosen)), (), ("OS-06", "OS-08"))
+    updates = tuple(sorted(chosen.items()))
+    if len(chosen) == len(store.offsets):
+        # Nothing to prune (the usual case, every 5 s): the same store, no copy of its table.
+        return Outcome(store, updates, ("OS-06",))
     kept = immutables.Map({mq: entry for mq, entry in store.offsets.items() if mq in mqs})
-    return Outcome(evolve(store, offsets=kept), tuple(sorted(chosen.items())), ("OS-06",))
+    return Outcome(evolve(store, offsets=kept), updates, ("OS-06",))
 
 
 def persist(store: OffsetStore, mq: MessageQueue) -> Outcome:

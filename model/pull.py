@@ -11,6 +11,7 @@ from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
 from model.records import discard, evolve
+from model.store import UNIT_COMMIT_LOG_OFFSET, UNIT_TAGS_CODE
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -50,7 +51,7 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     OFFSET_ILLEGAL, offset == max is NO_NEW_MSG, otherwise units are scanned and kept when their tags code is
     subscribed (a hash collision passes) until pullBatchSize matched — FOUND, or NO_MATCHED_MSG if none did."""
     store = system.broker.store
-    queue = store.get_consume_queue(mq.topic, mq.queue_id)
+    queue = store.get_queue_units(mq.topic, mq.queue_id)
     low, high = system.min_offsets.get(mq, 0), len(queue)
     if offset < low or offset > high:
         return "OFFSET_ILLEGAL", [], low if offset < low else high
@@ -60,8 +61,8 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     end = min(high, offset + max(MAX_FILTER_SCAN_UNITS, batch))
     while position < end and len(found) < batch:
         unit = queue[position]
-        if matches_tag_code(system, mq, unit.tags_code):
-            found.append(store.commit_log[unit.commit_log_offset])
+        if matches_tag_code(system, mq, unit[UNIT_TAGS_CODE]):
+            found.append(store.commit_log[unit[UNIT_COMMIT_LOG_OFFSET]])
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
 
@@ -119,13 +120,24 @@ def process_pull(system: System, due: PullDue) -> tuple[System, list]:
         # Long polling: the broker holds the request until a message arrives or 15 s pass.
         system = evolve(system, parked=system.parked.set((due.client_id, mq), offset))
         return schedule_pull(system, due.client_id, mq, system.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
-    consumer = system.consumers[due.client_id]
-    consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
-    system = evolve(put_consumer(system, consumer), parked=discard(system.parked, (due.client_id, mq)))
+    system = set_next_offset(system, due.client_id, mq, next_offset)
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), system.now, ("PL-04",))
     handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
     system, more = handler(system, due.client_id, mq, found, next_offset)
     return system, observations + [seen] + more
+
+
+def set_next_offset(system: System, client_id: str, mq: MessageQueue, next_offset: int) -> System:
+    """The pull request's next offset, and the queue no longer held by the broker; one System copy at most (an
+    idle queue's pull every 15 s changes neither)."""
+    consumer, changes = system.consumers[client_id], {}
+    if consumer.next_offsets.get(mq) != next_offset:
+        consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, next_offset))
+        changes["consumers"] = system.consumers.set(client_id, consumer)
+    parked = discard(system.parked, (client_id, mq))
+    if parked is not system.parked:
+        changes["parked"] = parked
+    return evolve(system, **changes) if changes else system
 
 
 def on_found(system: System, client_id: str, mq: MessageQueue, found: list, next_offset: int):
@@ -177,10 +189,16 @@ def wake_flow_controlled_pulls(system: System) -> System:
     return system
 
 
-def wake_parked_pulls(system: System) -> System:
-    """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset."""
+def wake_parked_pulls(system: System, woken_store=None) -> System:
+    """[PL-04] A held pull answers as soon as its queue has a message at or past the requested offset.
+
+    `woken_store` is the store of the last call's result, if the caller's loop made it: a pull is held only at
+    the end of its queue, so while the store stays that very object no held pull can have a message to wake for.
+    """
     if system.flow_parked:
         system = wake_flow_controlled_pulls(system)
+    if system.broker.store is woken_store:
+        return system
     # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
     for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:

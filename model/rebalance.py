@@ -88,7 +88,8 @@ def process_persist(system: System, due: PersistDue) -> tuple[System, list]:
     if consumer is None:
         return system, []
     store, updates = persist_all(consumer.offset_store, frozenset(consumer.process_queues))
-    system = put_consumer(system, evolve(consumer, offset_store=store))
+    if store is not consumer.offset_store:
+        system = put_consumer(system, evolve(consumer, offset_store=store))
     system, observations = send_oneway(system, due.client_id, updates, ("RB-05",))
     at = system.now + system.config.persist_consumer_offset_interval
     return schedule(system, at, due), observations

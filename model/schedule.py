@@ -26,7 +26,7 @@ from model.message import (
     remove_property,
 )
 from model.records import evolve
-from model.store import ConsumeQueueUnit, Store, put_message
+from model.store import UNIT_COMMIT_LOG_OFFSET, UNIT_STORED_AT, UNIT_TAGS_CODE, Store, put_message
 
 if TYPE_CHECKING:
     from model.broker import Broker
@@ -115,9 +115,9 @@ def compute_corrected_deliver_timestamp(deliver_timestamp: int, now: int, delay:
     return now if deliver_timestamp > now + delay else deliver_timestamp
 
 
-def is_unit_due(unit: ConsumeQueueUnit, now: int, delay: int) -> bool:
-    """[DT-02] A unit is due when its (corrected) countdown is not positive."""
-    return unit.stored_at <= now and compute_corrected_deliver_timestamp(unit.tags_code, now, delay) <= now
+def is_unit_due(unit: tuple, now: int, delay: int) -> bool:
+    """[DT-02] A unit (a raw consume-queue tuple) is due when its (corrected) countdown is not positive."""
+    return unit[UNIT_STORED_AT] <= now and compute_corrected_deliver_timestamp(unit[UNIT_TAGS_CODE], now, delay) <= now
 
 
 def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -> int | None:
@@ -128,17 +128,17 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     if task.offset >= len(queue):
         return None
     unit = queue[task.offset]
-    first_check = compute_grid_time(task.next_run, DELAY_FOR_A_WHILE, unit.stored_at)
+    first_check = compute_grid_time(task.next_run, DELAY_FOR_A_WHILE, unit[UNIT_STORED_AT])
     if is_unit_due(unit, first_check, delay):
         return first_check
     if config.profile.scheduler_rechecks_every_100ms:
-        return compute_grid_time(first_check, DELAY_FOR_A_WHILE, unit.tags_code)
+        return compute_grid_time(first_check, DELAY_FOR_A_WHILE, unit[UNIT_TAGS_CODE])
     # <= 4.9.2: the check at first_check re-schedules the task after `countdown` ms, i.e. at the deliver time.
-    return unit.tags_code
+    return unit[UNIT_TAGS_CODE]
 
 
 def get_schedule_queue(store: Store, level: int) -> immutables.Map:
-    return store.get_consume_queue(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
+    return store.get_queue_units(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 
 def set_level_task(tasks: PVector, level: int, task: LevelTask) -> PVector:
@@ -239,14 +239,14 @@ def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
     return inner, properties_string
 
 
-def process_delivery(store: Store, config: Config, level: int, offset: int, unit: ConsumeQueueUnit, now: int,
+def process_delivery(store: Store, config: Config, level: int, offset: int, unit: tuple, now: int,
                      rewound: bool) -> tuple[Store, Delivery]:
     """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
-    scheduled = store.commit_log[unit.commit_log_offset]
+    scheduled = store.commit_log[unit[UNIT_COMMIT_LOG_OFFSET]]
     inner, properties_string = compute_message_timeup(scheduled)
     store, delivered = put_message(store, inner, now, config.delay_levels, stored_properties=properties_string)
     rules = ("DT-02", "DT-05", "DT-06")
-    if unit.tags_code > now:
+    if unit[UNIT_TAGS_CODE] > now:
         rules += ("DT-07",)
     if rewound:
         rules += ("DT-09",)
@@ -261,8 +261,8 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
     while offset < len(queue):
         unit = queue[offset]
         if not is_unit_due(unit, now, delay):
-            if not config.profile.scheduler_rechecks_every_100ms and unit.stored_at <= now:
-                next_run = unit.tags_code  # <= 4.9.2: now + countdown
+            if not config.profile.scheduler_rechecks_every_100ms and unit[UNIT_STORED_AT] <= now:
+                next_run = unit[UNIT_TAGS_CODE]  # <= 4.9.2: now + countdown
             break
         store, delivery = process_delivery(store, config, level, offset, unit, now, offset < task.high_water)
         deliveries.append(delivery)

@@ -37,12 +37,33 @@ class ConsumeQueueUnit:
 
     `stored_at` is the virtual time of the put; it differs from the message's store timestamp only for a broker
     whose wall clock was ahead at the put (ST-03, a clock later set back).
+
+    The queues hold each unit as a plain tuple of these four ints, in this order (a record only for readers of
+    `Store.get_consume_queue`): CPython's collector stops tracking a tuple of ints, so a stored message costs one
+    object less for every collection to walk, and a full collection of a large store walks them all.
     """
 
     commit_log_offset: int
     size: int
     tags_code: int
     stored_at: int
+
+
+# Positions in a raw unit tuple, for the model's own hot paths.
+UNIT_COMMIT_LOG_OFFSET, UNIT_SIZE, UNIT_TAGS_CODE, UNIT_STORED_AT = range(4)
+
+
+@frozen
+class ConsumeQueue:
+    """A consume queue as its readers see it: sized, and indexed by queue offset to a ConsumeQueueUnit."""
+
+    units: immutables.Map
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __getitem__(self, queue_offset: int) -> ConsumeQueueUnit:
+        return ConsumeQueueUnit(*self.units[queue_offset])
 
 
 @frozen
@@ -56,20 +77,24 @@ class Store:
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
     schedule_queues: PVector = field(factory=pvector)
 
-    def get_consume_queue(self, topic: str, queue_id: int) -> immutables.Map:
+    def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        return ConsumeQueue(self.get_queue_units(topic, queue_id))
+
+    def get_queue_units(self, topic: str, queue_id: int) -> immutables.Map:
+        """The queue's raw units: (commit log offset, size, tags code, stored at) tuples by queue offset."""
         return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        return len(self.get_consume_queue(topic, queue_id))
+        return len(self.get_queue_units(topic, queue_id))
 
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
         return self.commit_log.get(commit_log_offset)
 
     def get_message(self, topic: str, queue_id: int, queue_offset: int) -> Message | None:
-        queue = self.get_consume_queue(topic, queue_id)
+        queue = self.get_queue_units(topic, queue_id)
         if 0 <= queue_offset < len(queue):
-            return self.commit_log[queue[queue_offset].commit_log_offset]
+            return self.commit_log[queue[queue_offset][UNIT_COMMIT_LOG_OFFSET]]
         return None
 
 
@@ -137,7 +162,7 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
         tags_code = compute_tags_code(stored, delays)
     else:
         tags_code = java_string_hash(stored.tags)
-    queue = queue.set(len(queue), ConsumeQueueUnit(physical, size, tags_code, now))
+    queue = queue.set(len(queue), (physical, size, tags_code, now))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)

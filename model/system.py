@@ -135,13 +135,14 @@ def process_next(system: System) -> tuple[System, list]:
 
 def advance(system: System, until: int) -> tuple[System, list]:
     """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`."""
-    observations = []
+    observations, woken_store = [], None
     while True:
         at = get_next_time(system)
         if at is None or at > until:
             break
         system, seen = process_next(system)
-        system = wake_parked_pulls(system)
+        system = wake_parked_pulls(system, woken_store)
+        woken_store = system.broker.store
         observations.extend(seen)
     return evolve(system, now=max(system.now, until)), observations
 

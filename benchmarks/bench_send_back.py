@@ -1,6 +1,6 @@
 """Speed of chapter 02's transitions: send-backs and fallback sends per second on a growing store.
 
-Run: python -m benchmarks.send_back  (prints figures; not a test). Each message fails until it reaches the DLQ, so
+Run: python benchmarks/bench_send_back.py  (prints figures; not a test). Each message fails until it reaches the DLQ, so
 the store grows by 17 copies per message; a flat rate across sizes shows the per-event cost does not grow.
 Figures are printed with Python's cyclic garbage collector on (what a suite run pays: full collections scan the
 whole growing heap) and off (the model's own cost).
@@ -9,9 +9,13 @@ whole growing heap) and off (the model's own cost).
 from __future__ import annotations
 
 import gc
+import sys
 import time
+from pathlib import Path
 
 from attrs import evolve
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model.broker import create_broker
 from model.config import Config

@@ -288,6 +288,7 @@ class DelayTimer(RuleBasedStateMachine):
             if offset < len(queue):
                 bound = max(queue[offset].deliver_at, self.last_delivery.get(level, -1), self.started_at + FIRST_RUN)
                 assert self.now <= bound + get_lateness(self.config), f"level {level} offset {offset} is overdue"
+                event("DT-04")
 
     @invariant()
     def level_offsets_never_decrease(self):
@@ -310,6 +311,8 @@ class DelayTimer(RuleBasedStateMachine):
         """DT-03: each delivery is the next offset of its level (re-deliveries only after a crash, DT-09)."""
         for seen in self.observed:
             assert seen.delivery.schedule_offset == seen.expected_offset
+        if len(self.observed) > 1:
+            event("DT-03")
 
     @invariant()
     def never_delivered_before_due(self):

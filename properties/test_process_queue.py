@@ -172,12 +172,16 @@ class ProcessQueueMachine(RuleBasedStateMachine):
         """PQ-05"""
         tree = self.oracle.tree
         assert get_max_span(self.pq) == (max(tree) - min(tree) if tree else 0)
+        if tree:
+            event("PQ-05")
 
     @invariant()
     def contains_matches_the_oracle(self):
         """PQ-10"""
         for offset in range(0, 42, 7):
             assert contains_message(self.pq, make_message(offset)) == (offset in self.oracle.tree)
+            if offset in self.oracle.tree:
+                event("PQ-10")
         assert not contains_message(self.pq, None)
 
 

@@ -97,6 +97,7 @@ class ConsumerGroup(RuleBasedStateMachine):
             assert spanned == o.found, (spanned, o.found)
         assert spanned <= max(SCAN_LIMIT_UNITS, self.config.pull_batch_size)
         if spanned > self.config.pull_batch_size:
+            event("PL-05")
             event("PL-05 a filtered pull spans more offsets than pullBatchSize")
         self.deepest["span"] = max(self.deepest["span"], spanned)
 
@@ -160,6 +161,7 @@ class ConsumerGroup(RuleBasedStateMachine):
         if not self.config.is_clustering:
             return
         assert self.ledger.get_unaccounted() == []
+        event("SY-10")
         if self.ledger.dropped_by_design:
             event("SY-10 by-design loss (retryQueueNums = 0)")
             assert self.config.retry_queue_nums == 0
@@ -177,11 +179,14 @@ class ConsumerGroup(RuleBasedStateMachine):
             for mq, pq in consumer.process_queues.items():
                 assert pq.msg_count <= self.config.pull_threshold_for_queue + self.config.pull_batch_size
                 if pq.msg_count > self.config.pull_threshold_for_queue:
+                    event("PL-02")
                     event("PL-02 cache above the threshold after a pull")
                 entry = consumer.offset_store.offsets.get(mq)
                 if pq.msg_tree_map and entry is not None:
                     assert pq.msg_tree_map.first_key() >= entry.value
+                    event("SY-03")
                 if get_max_span(pq) > self.config.consume_concurrently_max_span:
+                    event("PL-03")
                     event("PL-03 span above the maximum after a pull")
 
     @invariant()
@@ -191,6 +196,8 @@ class ConsumerGroup(RuleBasedStateMachine):
         if self.config.is_clustering:
             return
         assert not [mq for c in self.system.consumers.values() for mq in c.process_queues if is_retry_topic(mq.topic)]
+        event("PL-09")
+        event("SY-08")
         stranded = self.system.broker.store.get_max_offset_in_queue(get_retry_topic(GROUP), 0)
         assert stranded <= self.ledger.broadcast_timeouts
 

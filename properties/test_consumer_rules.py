@@ -23,10 +23,12 @@ from model.cluster import (
     SetMembers,
 )
 from model.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
-from model.config import Config, MessageModel
+from model.config import Config, ConsumeMode, MessageModel
 from model.consume_service import get_consume_service
 from model.drain import drain
 from model.message import MessageQueue, java_string_hash
+from model.orderly_service import ORDERLY_SERVICE
+from model.profiles import PROFILES
 from model.system import create_system, step
 
 Q0 = MessageQueue(TOPIC, 0)
@@ -41,9 +43,12 @@ def run(system, *events):
     return system, seen
 
 
-def test_concurrently_service_is_chosen():
-    """[CC-01]"""
-    assert get_consume_service(Config()) is CONCURRENTLY_SERVICE
+@given(mode=st.sampled_from(ConsumeMode), profile=st.sampled_from(sorted(PROFILES)))
+def test_concurrently_service_is_chosen(mode, profile):
+    """[CC-01] consume_mode alone picks the service, whatever the profile."""
+    event("CC-01")
+    expected = ORDERLY_SERVICE if mode is ConsumeMode.ORDERLY else CONCURRENTLY_SERVICE
+    assert get_consume_service(Config(consume_mode=mode, profile=profile)) is expected
 
 
 def test_ack_index_rules():
@@ -77,21 +82,30 @@ def test_tag_hash_collision_is_dropped_by_the_client():
     assert system.consumers["c1"].offset_store.offsets[Q0].value == 1
 
 
-def test_consume_timeout():
-    """[CT-01] [CT-02] [CT-03] [CT-04] A stuck listener is sent back at level 3 after 15-30 min without moving
-    the offset; its late failure sends it back again in 4.9.8 but not in 5.3.3."""
-    for profile, expected_send_backs in (("4.9.8", 2), ("5.3.3", 1)):
-        system = create_system(Config(profile=profile), topic_queue_nums=1)
-        system, _ = run(system, Produce("k1"), Advance(0))
-        (request_id,) = system.requests
-        system, seen = run(system, Advance(15 * 60_000))
-        assert not [o for o in seen if isinstance(o, SendBackOutcome)]
-        system, seen = run(system, Advance(30 * 60_000))
-        assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
-        # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
-        assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
-        system, late = run(system, CompleteConsume(request_id, FAIL))
-        assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == expected_send_backs
+# CT-04 (reference §1.4, #5481): the late failure is sent back a second time before 5.1.0.
+LATE_SEND_BACKS = {"4.9.1": 2, "4.9.8": 2, "5.0.0": 2, "5.3.3": 1, "develop": 1}
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(LATE_SEND_BACKS)), minutes=st.sampled_from([1, 2, 15, 60]))
+def test_consume_timeout(profile, minutes):
+    """[CT-01] [CT-02] [CT-03] [CT-04] A stuck listener is sent back at level 3 by the run at 2 x consumeTimeout
+    (the first run, one period after start, finds it exactly consumeTimeout old: not expired) without moving the
+    offset; its late failure sends it back again before 5.1.0 only."""
+    period = minutes * 60_000
+    system = create_system(Config(profile=profile, consume_timeout=minutes), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    (request_id,) = system.requests
+    system, seen = run(system, Advance(2 * period - 1))
+    assert not [o for o in seen if isinstance(o, SendBackOutcome)]
+    system, seen = run(system, Advance(2 * period))
+    assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
+    event("CT-01")
+    # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
+    assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
+    system, late = run(system, CompleteConsume(request_id, FAIL))
+    assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == LATE_SEND_BACKS[profile]
+    event("CT-04")
 
 
 def test_broker_offset_decreases_on_a_late_oneway():
@@ -204,6 +218,8 @@ def test_span_bound_holds_while_the_tail_stays_cached(history):
     duplicates = {m.uniq_key for o in seen if isinstance(o, ListenerInvoked) for m in o.messages} & finished
     if tail_cached:
         assert len(duplicates) <= span + batch
+        event("SY-11")
+        event("PL-03")
     else:
         event("SY-11 a pull after the cache drained behind its stuck head")
 

@@ -209,6 +209,17 @@ def test_fill_process_queue_info():
         assert get_cached_msg_size_in_mib(pq) == mib
 
 
+@given(sizes=st.lists(st.integers(0, 2**21), min_size=1, max_size=8), taken=st.integers(1, 8))
+def test_cached_size_is_whole_mib_rounded_down(sizes, taken):
+    """PQ-13: cachedMsgSizeInMiB is the bytes still cached // 1 048 576, before and after a take and commit."""
+    event("PQ-13")
+    pq, _ = put_message(create_process_queue(), [make_message(offset, size) for offset, size in enumerate(sizes)])
+    assert get_cached_msg_size_in_mib(pq) == sum(sizes) // 2**20
+    pq, _ = take_messages(pq, taken)
+    pq, _ = commit(pq)
+    assert get_cached_msg_size_in_mib(pq) == sum(sizes[taken:]) // 2**20
+
+
 @given(st.permutations(range(101, 111)))
 def test_committed_offsets_of_an_out_of_order_batch(finish_order):
     """PQ-04: finishing an ascending batch in any order reports the smallest unfinished offset, then last + 1."""

@@ -31,6 +31,7 @@ from model.config import ConsumeMode, MessageModel
 from model.drain import drain, is_quiescent
 from model.message import get_retry_topic, is_retry_topic
 from model.process_queue import get_max_span
+from model.rebalance import get_subscribed_queues
 from model.system import GROUP, create_system, step
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
@@ -137,6 +138,20 @@ class ConsumerGroup(RuleBasedStateMachine):
     @rule(members=st.sets(st.sampled_from(CLIENTS), min_size=1))
     def group_rebalances(self, members):
         self.apply(SetMembers(tuple(sorted(members))))
+        self.check_allocation_partitions_the_queues()
+
+    def check_allocation_partitions_the_queues(self):
+        """[RB-01] Right after a membership change, CLUSTERING splits the group's queues over the members (each
+        queue owned once); BROADCASTING gives every member every queue of the topic."""
+        queues = get_subscribed_queues(self.system)
+        if self.config.is_clustering:
+            owned = [mq for consumer in self.system.consumers.values() for mq in consumer.process_queues]
+            assert sorted(owned) == queues, owned
+        else:
+            assert not [mq for mq in queues if is_retry_topic(mq.topic)]
+            for consumer in self.system.consumers.values():
+                assert sorted(consumer.process_queues) == queues
+        event("RB-01")
 
     @precondition(lambda self: len(self.system.consumers) > 1)
     @rule(data=st.data())

@@ -124,18 +124,25 @@ def test_broker_offset_decreases_on_a_late_oneway():
     assert query_offset(system.broker, GROUP, TOPIC, 0) == 1
 
 
-def test_offset_illegal_moves_to_the_queue_head():
+# PL-08 (reference §6, #7634): from 5.2.0 the offset is fixed and the queue re-added at once.
+OFFSET_ILLEGAL_FIXED_AT_ONCE = {"4.9.1": False, "4.9.8": False, "5.0.0": False, "5.3.3": True, "develop": True}
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(OFFSET_ILLEGAL_FIXED_AT_ONCE)), produced=st.integers(1, 5), data=st.data())
+def test_offset_illegal_moves_to_the_queue_head(profile, produced, data):
     """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL: 4.9 fixes the offset 10 s later and re-adds
     the queue at the next 20 s rebalance; 5.3.3 fixes and re-adds at once."""
-    for profile, idle_until, resumed_by in (("4.9.8", 19_999, 20_000), ("5.3.3", None, 0)):
-        system = create_system(Config(profile=profile), topic_queue_nums=1)
-        system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2))
-        if idle_until is not None:
-            system, _ = run(system, Advance(idle_until))
-            assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == 2
-        system, _ = run(system, Advance(resumed_by))
-        invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
-        assert invoked == [2], (profile, invoked)
+    head = data.draw(st.integers(1, produced), label="new min offset")
+    system = create_system(Config(profile=profile), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(produced)], ExpireQueueHead(Q0, head))
+    if not OFFSET_ILLEGAL_FIXED_AT_ONCE[profile]:
+        system, _ = run(system, Advance(19_999))
+        assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == head
+    system, _ = run(system, Advance(20_000 if not OFFSET_ILLEGAL_FIXED_AT_ONCE[profile] else 0))
+    invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
+    assert sorted(invoked) == list(range(head, produced)), (profile, invoked)
+    event("PL-08")
 
 
 def test_rebalance_discards_in_flight_results():

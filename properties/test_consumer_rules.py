@@ -14,6 +14,7 @@ from model.cluster import (
     ConsumeStatus,
     Crash,
     DeliverOneway,
+    DlqArrival,
     ExpireQueueHead,
     ListenerInvoked,
     ListenerResult,
@@ -25,7 +26,7 @@ from model.cluster import (
 from model.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
 from model.config import Config, ConsumeMode, MessageModel
 from model.consume_service import get_consume_service
-from model.drain import drain
+from model.drain import compute_capped_result, drain
 from model.message import MessageQueue, java_string_hash
 from model.orderly_service import ORDERLY_SERVICE
 from model.profiles import PROFILES
@@ -271,3 +272,17 @@ def test_flow_control_threshold():
     system = create_system(Config(pull_threshold_for_queue=5, pull_batch_size=4), topic_queue_nums=1)
     system, _ = run(system, *[Produce(f"k{i}") for i in range(20)], Advance(1000))
     assert system.consumers["c1"].process_queues[Q0].msg_count == 8
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(PROFILES)), retry_times=st.integers(1, 8))
+def test_seed_000_cap_gives_one_plus_retry_times_invocations(profile, retry_times):
+    """[SY-07] Seed 000's cap (DELAY >= 2 + retryTimes -> level -1) works through the stale DELAY of a retry
+    (min(2 + reconsumeTimes, 18), §5.6): 1 + retryTimes invocations, reconsumeTimes 0..retryTimes, then the DLQ."""
+    system = create_system(Config(profile=profile), topic_queue_nums=1)
+    system, first = run(system, Produce("order-1"), Advance(0))
+    system, rest, _ = drain(system, lambda r: CompleteConsume(r.request_id, compute_capped_result(r, retry_times)))
+    invoked = [o.messages[0].reconsume_times for o in first + rest if isinstance(o, ListenerInvoked)]
+    assert invoked == list(range(retry_times + 1))
+    assert [o.message.uniq_key for o in first + rest if isinstance(o, DlqArrival)] == ["order-1"]
+    event("SY-07")

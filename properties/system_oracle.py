@@ -73,6 +73,8 @@ class Ledger:
     def on_ListenerInvoked(self, o: ListenerInvoked):
         for m in o.messages:
             assert m.uniq_key not in self.unsubscribed, f"[PL-05] listener saw tag {m.tags!r} it did not subscribe"
+            if self.unsubscribed:
+                event("PL-05")
             self.invocations[m.uniq_key] += 1
             if not is_retry_topic(o.queue.topic) and m.reconsume_times == 0:
                 # The id the broker links retries to is the consumed copy's (a delayed produce is re-stored).
@@ -99,17 +101,20 @@ class Ledger:
         assert m.reconsume_times <= self.max_times, f"redelivered with reconsumeTimes {m.reconsume_times}"
         due = self.earliest_retry.get((m.uniq_key, m.reconsume_times))
         assert due is not None and now >= due, f"retry of {m.uniq_key} at {now}, due {due}"
+        event("SY-06")
         assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC
         origin = m.get_property(PROPERTY_ORIGIN_MESSAGE_ID)
         if origin is None:
             # Only a first failure sent through the client fallback of a profile with the #9481 bug loses it.
             assert m.uniq_key in self.lost_origin, f"[SY-09] {m.uniq_key} redelivered without ORIGIN_MESSAGE_ID"
+            event("SY-09")
             event("SY-09 ORIGIN_MESSAGE_ID lost by the fallback (profile)")
         elif m.uniq_key in self.lost_origin and origin in self.copies[m.uniq_key]:
             # Once lost, the broker's next send-back links the chain to the retry copy it was given (SMP).
             event("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
         else:
             assert origin in (self.origin_ids[m.uniq_key], m.uniq_key), (origin, self.origin_ids[m.uniq_key])
+            event("SY-09")
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):
         if not o.discarded:
@@ -124,6 +129,7 @@ class Ledger:
             # back even when BROADCASTING; a failed one never is.
             assert "CT-02" in o.rules, "[SY-08] a BROADCASTING consumer sent a failed message back"
             self.broadcast_timeouts += 1
+            event("SY-08")
             event("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
         key, stored = o.message.uniq_key, o.stored
         if o.path == "fallback" and o.message.get_property(PROPERTY_ORIGIN_MESSAGE_ID) is None:
@@ -161,6 +167,7 @@ class Ledger:
         key = (o.client_id, o.queue, o.lifetime)
         previous = self.client_offsets.get(key, -1)
         assert o.offset >= previous, f"client offset of {o.queue} went {previous} -> {o.offset}"
+        event("SY-04")
         self.client_offsets[key] = o.offset
 
     def on_OffsetCommitted(self, o: OffsetCommitted):

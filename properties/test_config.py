@@ -51,12 +51,15 @@ CHECK_CONFIG_RANGES = {
 }
 
 
-def test_defaults_are_rocketmqs():
-    """CFG-01"""
-    config = Config()
+@given(profile=st.sampled_from(sorted(PROFILES)))
+def test_defaults_are_rocketmqs(profile):
+    """CFG-01: the knobs' defaults are RocketMQ's whatever the profile; the default profile is 4.9.8."""
+    event("CFG-01")
+    config = Config(profile=profile)
     assert {name: getattr(config, name) for name in ROCKETMQ_DEFAULTS} == ROCKETMQ_DEFAULTS
-    assert config.profile.name == "4.9.8"
+    assert config.profile.name == profile
     assert config.is_clustering and not config.is_orderly
+    assert Config().profile.name == "4.9.8"
 
 
 @pytest.mark.parametrize("mode, expected", [(ConsumeMode.CONCURRENTLY, 16), (ConsumeMode.ORDERLY, 2**31 - 1)])
@@ -152,11 +155,20 @@ def parse_profile_table() -> dict[str, dict[str, bool]]:
     return {flag: dict(zip(header, [c.strip() == "✓" for c in cells.split("|")], strict=True)) for flag, cells in rows}
 
 
-def test_profile_table_matches_spec():
-    """CFG-06: the flag table in the spec is the profiles' truth, both ways."""
-    table = parse_profile_table()
+PROFILE_TABLE = parse_profile_table()
+
+
+def test_profile_table_lists_every_flag_and_profile():
+    """CFG-06: the flag table in the spec has one row per flag of Profile and one column per named profile."""
     flags = [a.name for a in Profile.__attrs_attrs__ if a.name != "name"]
-    assert sorted(table) == sorted(flags)
+    assert sorted(PROFILE_TABLE) == sorted(flags)
     assert set(PROFILES) == {"4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop"}
-    for flag, by_version in table.items():
-        assert {v: getattr(PROFILES[v], flag) for v in by_version} == by_version, flag
+
+
+@given(version=st.sampled_from(["4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop"]))
+def test_profile_table_matches_spec(version):
+    """CFG-06: each named profile's flags are its column of the spec's table."""
+    event("CFG-06")
+    profile = Config(profile=version).profile
+    assert {flag: getattr(profile, flag) for flag in PROFILE_TABLE} == {
+        flag: by_version[version] for flag, by_version in PROFILE_TABLE.items()}

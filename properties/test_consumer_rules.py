@@ -14,6 +14,7 @@ from model.cluster import (
     ConsumeStatus,
     Crash,
     DeliverOneway,
+    DlqArrival,
     ExpireQueueHead,
     ListenerInvoked,
     ListenerResult,
@@ -23,10 +24,12 @@ from model.cluster import (
     SetMembers,
 )
 from model.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
-from model.config import Config, MessageModel
+from model.config import Config, ConsumeMode, MessageModel
 from model.consume_service import get_consume_service
-from model.drain import drain
+from model.drain import compute_capped_result, drain
 from model.message import MessageQueue, java_string_hash
+from model.orderly_service import ORDERLY_SERVICE
+from model.profiles import PROFILES
 from model.system import create_system, step
 
 Q0 = MessageQueue(TOPIC, 0)
@@ -41,9 +44,12 @@ def run(system, *events):
     return system, seen
 
 
-def test_concurrently_service_is_chosen():
-    """[CC-01]"""
-    assert get_consume_service(Config()) is CONCURRENTLY_SERVICE
+@given(mode=st.sampled_from(ConsumeMode), profile=st.sampled_from(sorted(PROFILES)))
+def test_concurrently_service_is_chosen(mode, profile):
+    """[CC-01] consume_mode alone picks the service, whatever the profile."""
+    event("CC-01")
+    expected = ORDERLY_SERVICE if mode is ConsumeMode.ORDERLY else CONCURRENTLY_SERVICE
+    assert get_consume_service(Config(consume_mode=mode, profile=profile)) is expected
 
 
 def test_ack_index_rules():
@@ -77,21 +83,30 @@ def test_tag_hash_collision_is_dropped_by_the_client():
     assert system.consumers["c1"].offset_store.offsets[Q0].value == 1
 
 
-def test_consume_timeout():
-    """[CT-01] [CT-02] [CT-03] [CT-04] A stuck listener is sent back at level 3 after 15-30 min without moving
-    the offset; its late failure sends it back again in 4.9.8 but not in 5.3.3."""
-    for profile, expected_send_backs in (("4.9.8", 2), ("5.3.3", 1)):
-        system = create_system(Config(profile=profile), topic_queue_nums=1)
-        system, _ = run(system, Produce("k1"), Advance(0))
-        (request_id,) = system.requests
-        system, seen = run(system, Advance(15 * 60_000))
-        assert not [o for o in seen if isinstance(o, SendBackOutcome)]
-        system, seen = run(system, Advance(30 * 60_000))
-        assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
-        # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
-        assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
-        system, late = run(system, CompleteConsume(request_id, FAIL))
-        assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == expected_send_backs
+# CT-04 (reference §1.4, #5481): the late failure is sent back a second time before 5.1.0.
+LATE_SEND_BACKS = {"4.9.1": 2, "4.9.8": 2, "5.0.0": 2, "5.3.3": 1, "develop": 1}
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(LATE_SEND_BACKS)), minutes=st.sampled_from([1, 2, 15, 60]))
+def test_consume_timeout(profile, minutes):
+    """[CT-01] [CT-02] [CT-03] [CT-04] A stuck listener is sent back at level 3 by the run at 2 x consumeTimeout
+    (the first run, one period after start, finds it exactly consumeTimeout old: not expired) without moving the
+    offset; its late failure sends it back again before 5.1.0 only."""
+    period = minutes * 60_000
+    system = create_system(Config(profile=profile, consume_timeout=minutes), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    (request_id,) = system.requests
+    system, seen = run(system, Advance(2 * period - 1))
+    assert not [o for o in seen if isinstance(o, SendBackOutcome)]
+    system, seen = run(system, Advance(2 * period))
+    assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
+    event("CT-01")
+    # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
+    assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
+    system, late = run(system, CompleteConsume(request_id, FAIL))
+    assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == LATE_SEND_BACKS[profile]
+    event("CT-04")
 
 
 def test_broker_offset_decreases_on_a_late_oneway():
@@ -110,18 +125,25 @@ def test_broker_offset_decreases_on_a_late_oneway():
     assert query_offset(system.broker, GROUP, TOPIC, 0) == 1
 
 
-def test_offset_illegal_moves_to_the_queue_head():
+# PL-08 (reference §6, #7634): from 5.2.0 the offset is fixed and the queue re-added at once.
+OFFSET_ILLEGAL_FIXED_AT_ONCE = {"4.9.1": False, "4.9.8": False, "5.0.0": False, "5.3.3": True, "develop": True}
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(OFFSET_ILLEGAL_FIXED_AT_ONCE)), produced=st.integers(1, 5), data=st.data())
+def test_offset_illegal_moves_to_the_queue_head(profile, produced, data):
     """[PL-08] A pull below the broker's min offset is OFFSET_ILLEGAL: 4.9 fixes the offset 10 s later and re-adds
     the queue at the next 20 s rebalance; 5.3.3 fixes and re-adds at once."""
-    for profile, idle_until, resumed_by in (("4.9.8", 19_999, 20_000), ("5.3.3", None, 0)):
-        system = create_system(Config(profile=profile), topic_queue_nums=1)
-        system, _ = run(system, *[Produce(f"k{i}") for i in range(3)], ExpireQueueHead(Q0, 2))
-        if idle_until is not None:
-            system, _ = run(system, Advance(idle_until))
-            assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == 2
-        system, _ = run(system, Advance(resumed_by))
-        invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
-        assert invoked == [2], (profile, invoked)
+    head = data.draw(st.integers(1, produced), label="new min offset")
+    system = create_system(Config(profile=profile), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(produced)], ExpireQueueHead(Q0, head))
+    if not OFFSET_ILLEGAL_FIXED_AT_ONCE[profile]:
+        system, _ = run(system, Advance(19_999))
+        assert not system.requests and query_offset(system.broker, GROUP, TOPIC, 0) == head
+    system, _ = run(system, Advance(20_000 if not OFFSET_ILLEGAL_FIXED_AT_ONCE[profile] else 0))
+    invoked = [m.queue_offset for r in system.requests.values() for m in r.messages if r.queue == Q0]
+    assert sorted(invoked) == list(range(head, produced)), (profile, invoked)
+    event("PL-08")
 
 
 def test_rebalance_discards_in_flight_results():
@@ -204,6 +226,8 @@ def test_span_bound_holds_while_the_tail_stays_cached(history):
     duplicates = {m.uniq_key for o in seen if isinstance(o, ListenerInvoked) for m in o.messages} & finished
     if tail_cached:
         assert len(duplicates) <= span + batch
+        event("SY-11")
+        event("PL-03")
     else:
         event("SY-11 a pull after the cache drained behind its stuck head")
 
@@ -248,3 +272,17 @@ def test_flow_control_threshold():
     system = create_system(Config(pull_threshold_for_queue=5, pull_batch_size=4), topic_queue_nums=1)
     system, _ = run(system, *[Produce(f"k{i}") for i in range(20)], Advance(1000))
     assert system.consumers["c1"].process_queues[Q0].msg_count == 8
+
+
+@settings(max_examples=10)
+@given(profile=st.sampled_from(sorted(PROFILES)), retry_times=st.integers(1, 8))
+def test_seed_000_cap_gives_one_plus_retry_times_invocations(profile, retry_times):
+    """[SY-07] Seed 000's cap (DELAY >= 2 + retryTimes -> level -1) works through the stale DELAY of a retry
+    (min(2 + reconsumeTimes, 18), §5.6): 1 + retryTimes invocations, reconsumeTimes 0..retryTimes, then the DLQ."""
+    system = create_system(Config(profile=profile), topic_queue_nums=1)
+    system, first = run(system, Produce("order-1"), Advance(0))
+    system, rest, _ = drain(system, lambda r: CompleteConsume(r.request_id, compute_capped_result(r, retry_times)))
+    invoked = [o.messages[0].reconsume_times for o in first + rest if isinstance(o, ListenerInvoked)]
+    assert invoked == list(range(retry_times + 1))
+    assert [o.message.uniq_key for o in first + rest if isinstance(o, DlqArrival)] == ["order-1"]
+    event("SY-07")

@@ -129,13 +129,18 @@ class OrderlyConsumption(RuleBasedStateMachine):
                            if k[3] == mq and k[0] != request.client_id and self.is_live(k)
                            and (self.STRICT or not (excused or self.has_lost_lease(k)))]
             assert not overlapping, f"OR-14: {request.client_id} runs {mq} while requests {overlapping} still run"
+            event("OR-14")
         unfinished = [o for o in range(self.get_start(scope, mq, offset), offset)
                       if (scope, mq, o) not in self.finished]
         assert not unfinished, f"OR-13: {mq} offset {offset} overtook unfinished {unfinished}"
+        if offset > self.get_start(scope, mq, offset):
+            event("OR-13")
         assert key not in self.given_up, f"OR-08: {mq} offset {offset} delivered again after its give-up"
         expected = self.expected_r.get(key, self.get_stored_reconsume_times(mq, offset))
         assert msg.reconsume_times == expected, (
             f"OR-07/OR-11: {mq}@{offset} shows reconsumeTimes {msg.reconsume_times}, expected {expected}")
+        if key in self.expected_r and not self.CONFIG.is_clustering:
+            event("OR-17")
         self.running[invoked.request_id] = (key, msg, False)
 
     def check_processed(self, processed: OrderlyProcessed, answers):
@@ -155,6 +160,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
             if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails:
                 # OR-08: given up — the send went out, and the message is done with as far as this queue goes.
                 assert len(processed.sent) == 1, "OR-08: a message at the maximum was not sent to %RETRY%"
+                event("OR-15")
                 self.finished.add(done)
                 self.given_up.add(key)
             else:
@@ -170,6 +176,8 @@ class OrderlyConsumption(RuleBasedStateMachine):
         start = self.get_start(scope, mq)
         skipped = [o for o in range(offset if start is None else start, offset) if (scope, mq, o) not in self.finished]
         assert not skipped, f"OR-16: commit of {mq} to {offset} skips unfinished {skipped}"
+        if start is not None and offset > start:
+            event("OR-16")
 
     def is_live(self, key) -> bool:
         consumer = self.system.consumers.get(key[0])

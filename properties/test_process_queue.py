@@ -172,12 +172,16 @@ class ProcessQueueMachine(RuleBasedStateMachine):
         """PQ-05"""
         tree = self.oracle.tree
         assert get_max_span(self.pq) == (max(tree) - min(tree) if tree else 0)
+        if tree:
+            event("PQ-05")
 
     @invariant()
     def contains_matches_the_oracle(self):
         """PQ-10"""
         for offset in range(0, 42, 7):
             assert contains_message(self.pq, make_message(offset)) == (offset in self.oracle.tree)
+            if offset in self.oracle.tree:
+                event("PQ-10")
         assert not contains_message(self.pq, None)
 
 
@@ -203,6 +207,17 @@ def test_fill_process_queue_info():
         pq, _ = take_messages(pq, taken)
         pq, _ = commit(pq)
         assert get_cached_msg_size_in_mib(pq) == mib
+
+
+@given(sizes=st.lists(st.integers(0, 2**21), min_size=1, max_size=8), taken=st.integers(1, 8))
+def test_cached_size_is_whole_mib_rounded_down(sizes, taken):
+    """PQ-13: cachedMsgSizeInMiB is the bytes still cached // 1 048 576, before and after a take and commit."""
+    event("PQ-13")
+    pq, _ = put_message(create_process_queue(), [make_message(offset, size) for offset, size in enumerate(sizes)])
+    assert get_cached_msg_size_in_mib(pq) == sum(sizes) // 2**20
+    pq, _ = take_messages(pq, taken)
+    pq, _ = commit(pq)
+    assert get_cached_msg_size_in_mib(pq) == sum(sizes[taken:]) // 2**20
 
 
 @given(st.permutations(range(101, 111)))

@@ -73,13 +73,19 @@ def test_the_client_mark_goes_stale_after_30_seconds(locked_at, now):
     assert is_client_lock_expired(locked_at, now) is (now - locked_at > 30_000)
 
 
-def test_who_needs_a_lock():
+# §3, #8772: an orderly BROADCASTING rebalance still locks the queues it adds up to 5.3.1.
+BROADCAST_REBALANCE_LOCKS = {"4.9.1": True, "4.9.8": True, "5.0.0": True, "5.3.3": False, "develop": False}
+
+
+@given(profile=st.sampled_from(sorted(BROADCAST_REBALANCE_LOCKS)),
+       model=st.sampled_from(["clustering", "broadcasting"]))
+def test_who_needs_a_lock(profile, model):
     """LK-05: BROADCASTING consumes without a lock; its rebalance still locks up to 5.3.1 (#8772)."""
-    assert is_lock_needed_to_consume(Config(consume_mode="orderly"))
-    assert not is_lock_needed_to_consume(Config(consume_mode="orderly", message_model="broadcasting"))
-    assert is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting", profile="4.9.8"))
-    assert not is_lock_needed_to_add_queue(Config(consume_mode="orderly", message_model="broadcasting",
-                                                  profile="5.3.3"))
+    event("LK-05")
+    config = Config(consume_mode="orderly", message_model=model, profile=profile)
+    clustering = model == "clustering"
+    assert is_lock_needed_to_consume(config) is clustering
+    assert is_lock_needed_to_add_queue(config) is (clustering or BROADCAST_REBALANCE_LOCKS[profile])
 
 
 @given(st.booleans(), st.booleans(), st.integers(0, 100), st.integers(0, 100))

@@ -126,6 +126,7 @@ def check_builder(builder, orderly: bool, msg: Message, version: str, max_times:
     assert dict(built.properties) == expected_builder_properties(msg, keeps_origin)
     assert reconsume == msg.reconsume_times + (1 if plus_one else 0)
     assert header_max == ((unbounded if max_times == -1 else max_times) if modern else None)
+    event("RS-11")
 
 
 @given(**BUILDER_INPUTS)
@@ -133,6 +134,8 @@ def test_fallback_message_matches_reference(msg, version, max_times, modern, tra
     """RS-08, RS-09, RS-11: the fallback message and its header, per §1.5."""
     event("RS-08")
     check_builder(compute_fallback_retry_message, False, msg, version, max_times, modern, transactional)
+    if "ORIGIN_MESSAGE_ID" not in msg.properties:
+        event("RS-09")  # a first failure: check_builder asserted whether this version keeps the id
 
 
 @given(**BUILDER_INPUTS)
@@ -162,6 +165,7 @@ ORDERLY_GIVE_UP_AT_MAX = {"4.9.1": DLQ_TOPIC, "4.9.8": DLQ_TOPIC, "5.0.0": RETRY
 @given(max_times=st.integers(0, 20))
 def test_orderly_give_up_destination_per_profile(version, max_times):
     """RS-12: an orderly give-up at r = max goes to %DLQ% (4.9.8, 5.3.3) or back to %RETRY% (5.0.0)."""
+    event("RS-12")
     event(f"RS-12: {version}")
     assert give_up(version, max_times, max_times) == ORDERLY_GIVE_UP_AT_MAX[version]
 
@@ -208,6 +212,16 @@ def test_fallback_dead_letters_one_retry_early_in_4_9(version):
         max_times, reconsume = find(cases, disagree, settings=SEARCH)
         assert reconsume == max_times - 1
         assert rpc_and_fallback(version, max_times, reconsume) == (RETRY_TOPIC, DLQ_TOPIC)
+
+
+@given(version=st.sampled_from(VERSIONS), max_times=st.integers(1, 20), reconsume=st.integers(0, 20))
+def test_rpc_and_fallback_destinations(version, max_times, reconsume):
+    """RS-13: the send-back dead-letters at r >= max (SB-04); the fallback's RECONSUME_TIME r + 1 at r + 1 >= max in
+    4.9 (one retry early) and at r + 1 > max in 5.x (§4.4)."""
+    event("RS-13")
+    fallback_dlq = reconsume + 1 > max_times if RETRY_SEND_STRICT[version] else reconsume + 1 >= max_times
+    expected = (DLQ_TOPIC if reconsume >= max_times else RETRY_TOPIC, DLQ_TOPIC if fallback_dlq else RETRY_TOPIC)
+    assert rpc_and_fallback(version, max_times, reconsume) == expected
 
 
 @pytest.mark.parametrize("version", VERSIONS)

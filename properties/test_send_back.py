@@ -119,6 +119,7 @@ def test_refusals_store_nothing(case, stored, known, delay_level):
         event(f"refused: {result.rules[-1]}")
         assert after.store == broker.store and after.groups == broker.groups
         assert set(after.topics) - set(broker.topics) <= {RETRY_TOPIC}
+        event(result.rules[-1])
     else:
         assert after.store.next_physical_offset > broker.store.next_physical_offset
 

@@ -31,6 +31,7 @@ from model.config import ConsumeMode, MessageModel
 from model.drain import drain, is_quiescent
 from model.message import get_retry_topic, is_retry_topic
 from model.process_queue import get_max_span
+from model.rebalance import get_subscribed_queues
 from model.system import GROUP, create_system, step
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
@@ -97,6 +98,7 @@ class ConsumerGroup(RuleBasedStateMachine):
             assert spanned == o.found, (spanned, o.found)
         assert spanned <= max(SCAN_LIMIT_UNITS, self.config.pull_batch_size)
         if spanned > self.config.pull_batch_size:
+            event("PL-05")
             event("PL-05 a filtered pull spans more offsets than pullBatchSize")
         self.deepest["span"] = max(self.deepest["span"], spanned)
 
@@ -136,6 +138,20 @@ class ConsumerGroup(RuleBasedStateMachine):
     @rule(members=st.sets(st.sampled_from(CLIENTS), min_size=1))
     def group_rebalances(self, members):
         self.apply(SetMembers(tuple(sorted(members))))
+        self.check_allocation_partitions_the_queues()
+
+    def check_allocation_partitions_the_queues(self):
+        """[RB-01] Right after a membership change, CLUSTERING splits the group's queues over the members (each
+        queue owned once); BROADCASTING gives every member every queue of the topic."""
+        queues = get_subscribed_queues(self.system)
+        if self.config.is_clustering:
+            owned = [mq for consumer in self.system.consumers.values() for mq in consumer.process_queues]
+            assert sorted(owned) == queues, owned
+        else:
+            assert not [mq for mq in queues if is_retry_topic(mq.topic)]
+            for consumer in self.system.consumers.values():
+                assert sorted(consumer.process_queues) == queues
+        event("RB-01")
 
     @precondition(lambda self: len(self.system.consumers) > 1)
     @rule(data=st.data())
@@ -160,6 +176,7 @@ class ConsumerGroup(RuleBasedStateMachine):
         if not self.config.is_clustering:
             return
         assert self.ledger.get_unaccounted() == []
+        event("SY-10")
         if self.ledger.dropped_by_design:
             event("SY-10 by-design loss (retryQueueNums = 0)")
             assert self.config.retry_queue_nums == 0
@@ -177,11 +194,14 @@ class ConsumerGroup(RuleBasedStateMachine):
             for mq, pq in consumer.process_queues.items():
                 assert pq.msg_count <= self.config.pull_threshold_for_queue + self.config.pull_batch_size
                 if pq.msg_count > self.config.pull_threshold_for_queue:
+                    event("PL-02")
                     event("PL-02 cache above the threshold after a pull")
                 entry = consumer.offset_store.offsets.get(mq)
                 if pq.msg_tree_map and entry is not None:
                     assert pq.msg_tree_map.first_key() >= entry.value
+                    event("SY-03")
                 if get_max_span(pq) > self.config.consume_concurrently_max_span:
+                    event("PL-03")
                     event("PL-03 span above the maximum after a pull")
 
     @invariant()
@@ -191,6 +211,8 @@ class ConsumerGroup(RuleBasedStateMachine):
         if self.config.is_clustering:
             return
         assert not [mq for c in self.system.consumers.values() for mq in c.process_queues if is_retry_topic(mq.topic)]
+        event("PL-09")
+        event("SY-08")
         stranded = self.system.broker.store.get_max_offset_in_queue(get_retry_topic(GROUP), 0)
         assert stranded <= self.ledger.broadcast_timeouts
 

@@ -44,17 +44,27 @@ def get_subscribed_queues(system: System) -> list[MessageQueue]:
 
 
 def compute_allocation(system: System, client_id: str) -> frozenset:
-    """[RB-01] AllocateMessageQueueAveragely over sorted queues and sorted live members; BROADCASTING: all."""
+    """[RB-01] Each subscribed topic (%RETRY% included) is split on its own by AllocateMessageQueueAveragely over its
+    sorted queues and the sorted live members (rebalanceByTopic); BROADCASTING: every queue."""
     queues = get_subscribed_queues(system)
     if not system.config.is_clustering:
         return frozenset(queues)
     members = sorted(system.members)
     if client_id not in members:
         return frozenset()
-    index, n, total = members.index(client_id), len(members), len(queues)
+    by_topic: dict[str, list] = {}
+    for mq in queues:
+        by_topic.setdefault(mq.topic, []).append(mq)
+    index = members.index(client_id)
+    return frozenset(mq for topic in by_topic.values() for mq in compute_averagely(sorted(topic), len(members), index))
+
+
+def compute_averagely(queues: list, n: int, index: int) -> list:
+    """[RB-01] AllocateMessageQueueAveragely: member `index` of `n` gets a contiguous slice of the sorted queues."""
+    total = len(queues)
     mod, average = total % n, (total // n + (1 if index < total % n else 0)) if total > n else 1
     start = index * average if mod == 0 or index < mod else index * average + mod
-    return frozenset(queues[(start + i) % total] for i in range(min(average, total - start)))
+    return [queues[(start + i) % total] for i in range(min(average, total - start))]
 
 
 def start_consumer(system: System, client_id: str) -> System:

@@ -30,6 +30,7 @@ from model.drain import compute_capped_result, drain
 from model.message import MessageQueue, java_string_hash
 from model.orderly_service import ORDERLY_SERVICE
 from model.profiles import PROFILES
+from model.rebalance import compute_allocation, get_subscribed_queues
 from model.system import create_system, step
 
 Q0 = MessageQueue(TOPIC, 0)
@@ -286,3 +287,30 @@ def test_seed_000_cap_gives_one_plus_retry_times_invocations(profile, retry_time
     assert invoked == list(range(retry_times + 1))
     assert [o.message.uniq_key for o in first + rest if isinstance(o, DlqArrival)] == ["order-1"]
     event("SY-07")
+
+
+def allocate_averagely_oracle(queues: list, members: list, member: str) -> list:
+    """AllocateMessageQueueAveragely.allocate (4.9.8 L29-L47), transcribed from the Java source."""
+    index, n, size = members.index(member), len(members), len(queues)
+    mod = size % n
+    if size <= n:
+        average = 1
+    else:
+        average = size // n + 1 if mod > 0 and index < mod else size // n
+    start = index * average if mod > 0 and index < mod else index * average + mod
+    return [queues[(start + i) % size] for i in range(min(average, size - start))]
+
+
+@given(topic_queues=st.integers(1, 8), retry_queues=st.integers(1, 3), n_members=st.integers(1, 5))
+def test_each_topic_is_allocated_on_its_own(topic_queues, retry_queues, n_members):
+    """RB-01: rebalanceByTopic allocates the topic and %RETRY%<group> separately, each over the sorted members."""
+    event("RB-01")
+    members = tuple(f"c{i}" for i in range(1, n_members + 1))
+    system = create_system(Config(retry_queue_nums=retry_queues), members, topic_queue_nums=topic_queues)
+    queues = get_subscribed_queues(system)
+    for member in members:
+        expected = set()
+        for topic in {mq.topic for mq in queues}:
+            expected |= set(allocate_averagely_oracle(sorted(q for q in queues if q.topic == topic), sorted(members),
+                                                      member))
+        assert compute_allocation(system, member) == expected

@@ -37,7 +37,8 @@ from model.system import create_system, step
 from properties.expected import expect_violation
 from properties.suite import RETRY_PRESETS, get_suite_config
 
-CLIENTS = ("c1", "c2", "c3")
+# "c0" sorts first: when it joins, AllocateMessageQueueAveragely moves queues between the others.
+CLIENTS = ("c0", "c1", "c2", "c3")
 FINISHING = (OrderlyStatus.SUCCESS, OrderlyStatus.COMMIT)
 INTEGER_MAX_VALUE = 2**31 - 1
 MAX_POISON_DELIVERIES = 10  # the poison-message rule runs with a small maxReconsumeTimes only

@@ -28,11 +28,6 @@ def parse_delay_level(text: object) -> tuple[int, ...]:
     return tuple(delays)
 
 
-def get_max_delay_level(delays: tuple[int, ...]) -> int:
-    """[CFG-03] The maximum delay level is the number of configured levels."""
-    return len(delays)
-
-
 def compute_delay_millis(delays: tuple[int, ...], level: int) -> int:
     """[ST-03] The delay of a known level; an unknown level counts as 1000 ms (computeDeliverTimestamp)."""
     if 1 <= level <= len(delays):

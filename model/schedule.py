@@ -198,12 +198,6 @@ def create_due_cache(state: ScheduleState, queues: PVector, dues: tuple) -> DueC
     return DueCache(queues, state.tasks, state.persisted_offsets, state.started_at, dues, earliest)
 
 
-def compute_level_due_times(broker: Broker, config: Config) -> list[tuple[int, int]]:
-    """[DT-04] (level, due time) of every level with something to deliver, in level order."""
-    dues = compute_due_cache(broker, config).dues
-    return [(level, due) for level, due in enumerate(dues, start=1) if due is not None]
-
-
 def has_due_levels(broker: Broker, config: Config) -> bool:
     """[DT-04] Some level has a message left to deliver (the offset flush aside)."""
     return compute_due_cache(broker, config).earliest is not None

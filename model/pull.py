@@ -11,7 +11,7 @@ from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
 from model.records import discard, evolve
-from model.store import UNIT_COMMIT_LOG_OFFSET, UNIT_TAGS_CODE
+from model.store import UNIT_LOG_INDEX, UNIT_TAGS_CODE
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -62,7 +62,7 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     while position < end and len(found) < batch:
         unit = queue[position]
         if matches_tag_code(system, mq, unit[UNIT_TAGS_CODE]):
-            found.append(store.commit_log[unit[UNIT_COMMIT_LOG_OFFSET]])
+            found.append(store.read_message(unit[UNIT_LOG_INDEX]))
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import immutables
 from attrs import field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
+from model.append_log import AppendLog
 from model.config import Config
 from model.delay_levels import delay_level_to_queue_id
 from model.errors import IllegalTransition
@@ -26,7 +26,7 @@ from model.message import (
     remove_property,
 )
 from model.records import evolve
-from model.store import UNIT_COMMIT_LOG_OFFSET, UNIT_STORED_AT, UNIT_TAGS_CODE, Store, put_message
+from model.store import UNIT_LOG_INDEX, UNIT_STORED_AT, UNIT_TAGS_CODE, Store, put_message
 
 if TYPE_CHECKING:
     from model.broker import Broker
@@ -137,7 +137,7 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     return unit[UNIT_TAGS_CODE]
 
 
-def get_schedule_queue(store: Store, level: int) -> immutables.Map:
+def get_schedule_queue(store: Store, level: int) -> AppendLog:
     return store.get_queue_units(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 
@@ -236,7 +236,7 @@ def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
 def process_delivery(store: Store, config: Config, level: int, offset: int, unit: tuple, now: int,
                      rewound: bool) -> tuple[Store, Delivery]:
     """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
-    scheduled = store.commit_log[unit[UNIT_COMMIT_LOG_OFFSET]]
+    scheduled = store.read_message(unit[UNIT_LOG_INDEX])
     inner, properties_string = compute_message_timeup(scheduled)
     store, delivered = put_message(store, inner, now, config.delay_levels, stored_properties=properties_string)
     rules = ("DT-02", "DT-05", "DT-06")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import chain
 
 import immutables
 from attrs import field, frozen
 from pyrsistent import PVector, pvector
 
+from model.append_log import EMPTY_LOG, AppendLog
 from model.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
 from model.message import (
     PROPERTY_DELAY_TIME_LEVEL,
@@ -21,10 +23,8 @@ from model.message import (
 )
 from model.records import evolve
 
-# A consume queue is a map from queue offset to unit (0, 1, 2, ...): indexable and sized like a list. Not a
-# pvector: CPython's young-generation collection traverses a new pvector's every element, so appending to a long
-# queue would cost time proportional to its length at the next collection.
-EMPTY_QUEUE = immutables.Map()
+# A consume queue is an AppendLog of units, indexed by queue offset.
+EMPTY_QUEUE = EMPTY_LOG
 
 
 class PutMessageStatus(enum.Enum):
@@ -36,9 +36,10 @@ class ConsumeQueueUnit:
     """One consume-queue entry: where the message is in the commit log and its tags code.
 
     `stored_at` is the virtual time of the put; it differs from the message's store timestamp only for a broker
-    whose wall clock was ahead at the put (ST-03, a clock later set back).
+    whose wall clock was ahead at the put (ST-03, a clock later set back). `log_index` is the message's position in
+    the model's commit log (a model detail: RocketMQ reads the commit log at the physical offset).
 
-    The queues hold each unit as a plain tuple of these four ints, in this order (a record only for readers of
+    The queues hold each unit as a plain tuple of these five ints, in this order (a record only for readers of
     `Store.get_consume_queue`): CPython's collector stops tracking a tuple of ints, so a stored message costs one
     object less for every collection to walk, and a full collection of a large store walks them all.
     """
@@ -47,17 +48,18 @@ class ConsumeQueueUnit:
     size: int
     tags_code: int
     stored_at: int
+    log_index: int
 
 
 # Positions in a raw unit tuple, for the model's own hot paths.
-UNIT_COMMIT_LOG_OFFSET, UNIT_SIZE, UNIT_TAGS_CODE, UNIT_STORED_AT = range(4)
+UNIT_COMMIT_LOG_OFFSET, UNIT_SIZE, UNIT_TAGS_CODE, UNIT_STORED_AT, UNIT_LOG_INDEX = range(5)
 
 
 @frozen
 class ConsumeQueue:
     """A consume queue as its readers see it: sized, and indexed by queue offset to a ConsumeQueueUnit."""
 
-    units: immutables.Map
+    units: AppendLog
 
     def __len__(self) -> int:
         return len(self.units)
@@ -66,12 +68,31 @@ class ConsumeQueue:
         return ConsumeQueueUnit(*self.units[queue_offset])
 
 
+def compute_log_record(message: Message, pairs: tuple | None = None) -> tuple:
+    """The commit log's copy of a stored message: its fields in order, the properties as a tuple of pairs
+    (`pairs`, when the caller has them already).
+
+    A tuple of strings, bytes and ints, which CPython's cyclic collector stops tracking: a Message and its property
+    map are three tracked objects that every full collection would walk, once per message ever stored.
+    """
+    return (message.topic, message.body, message.tags, tuple(message.properties.items()) if pairs is None else pairs,
+            message.queue_id, message.queue_offset, message.commit_log_offset, message.msg_id,
+            message.reconsume_times, message.flag, message.born_timestamp, message.store_timestamp)
+
+
+def read_log_record(record: tuple) -> Message:
+    """The message a commit-log record holds (the inverse of compute_log_record)."""
+    return Message(record[0], record[1], record[2], immutables.Map(record[3]), *record[4:])
+
+
+RECORD_COMMIT_LOG_OFFSET = 6
+
+
 @frozen
 class Store:
-    """Commit log keyed by physical offset, and consume queues keyed by (topic, queue id)."""
+    """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 
-    # immutables.Map (a C HAMT): a put costs a fraction of a pyrsistent pmap.set and the GC walks fewer objects.
-    commit_log: immutables.Map = field(factory=immutables.Map)
+    commit_log: AppendLog = EMPTY_LOG
     next_physical_offset: int = 0
     consume_queues: immutables.Map = field(factory=immutables.Map)
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
@@ -80,7 +101,7 @@ class Store:
     def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         return ConsumeQueue(self.get_queue_units(topic, queue_id))
 
-    def get_queue_units(self, topic: str, queue_id: int) -> immutables.Map:
+    def get_queue_units(self, topic: str, queue_id: int) -> AppendLog:
         """The queue's raw units: (commit log offset, size, tags code, stored at) tuples by queue offset."""
         return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
 
@@ -89,18 +110,30 @@ class Store:
 
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
-        return self.commit_log.get(commit_log_offset)
+        index = self.commit_log.bisect_left(commit_log_offset, RECORD_COMMIT_LOG_OFFSET)
+        if index < len(self.commit_log) and self.commit_log[index][RECORD_COMMIT_LOG_OFFSET] == commit_log_offset:
+            return read_log_record(self.commit_log[index])
+        return None
+
+    def read_message(self, log_index: int) -> Message:
+        """The message at a position of the commit log (a consume-queue unit's UNIT_LOG_INDEX)."""
+        return read_log_record(self.commit_log[log_index])
+
+    def get_messages(self) -> Iterator[Message]:
+        """Every stored message, in commit-log order."""
+        return map(read_log_record, self.commit_log)
 
     def get_message(self, topic: str, queue_id: int, queue_offset: int) -> Message | None:
         queue = self.get_queue_units(topic, queue_id)
         if 0 <= queue_offset < len(queue):
-            return self.commit_log[queue[queue_offset][UNIT_COMMIT_LOG_OFFSET]]
+            return self.read_message(queue[queue_offset][UNIT_LOG_INDEX])
         return None
 
 
-def compute_stored_size(message: Message) -> int:
-    """A stand-in for the encoded size: what advances the physical offset (body + properties + header)."""
-    return 100 + len(message.body) + sum(len(k) + len(v) + 2 for k, v in message.properties.items())
+def compute_stored_size(body: bytes, pairs: tuple) -> int:
+    """A stand-in for the encoded size: what advances the physical offset (body + properties + header), with the
+    properties as (name, value) pairs."""
+    return 100 + len(body) + sum(map(len, chain.from_iterable(pairs))) + 2 * len(pairs)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -153,20 +186,23 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     physical = store.next_physical_offset
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
-    stored = evolve(message, topic=topic, queue_id=queue_id, properties=properties, queue_offset=len(queue),
-                    commit_log_offset=physical, msg_id=compute_message_id(physical), store_timestamp=now + clock_lead)
-    size = compute_stored_size(stored)
+    stored = Message(topic, message.body, message.tags, properties, queue_id, len(queue), physical,
+                     compute_message_id(physical), message.reconsume_times, message.flag, message.born_timestamp,
+                     now + clock_lead)
+    pairs = tuple(properties.items())
+    size = compute_stored_size(message.body, pairs)
     if level > 0:
         tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)
     elif topic == SCHEDULE_TOPIC:
         tags_code = compute_tags_code(stored, delays)
     else:
         tags_code = java_string_hash(stored.tags)
-    queue = queue.set(len(queue), (physical, size, tags_code, now))
+    log = store.commit_log
+    queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)
         schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(queue_id, queue)
-    store = Store(store.commit_log.set(physical, stored), physical + size, store.consume_queues.set(key, queue),
+    store = Store(log.append(compute_log_record(stored, pairs)), physical + size, store.consume_queues.set(key, queue),
                   schedule_queues)
     return store, stored

@@ -6,13 +6,14 @@ oracles in the tests stay independent of the model's profile flags.
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import evolve, frozen
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
+from model.append_log import EMPTY_LOG
 from model.broker import Broker, QueueLock, SubscriptionGroupConfig, TopicConfig
 from model.message import Message, MessageQueue, compute_message_id
-from model.store import Store
+from model.store import Store, compute_log_record
 
 VERSIONS = ("4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop")
 # §4.2 / §8.2: 4.9.2+ clears DELAY in the send-back DLQ branch and creates the DLQ topic readable.
@@ -53,12 +54,15 @@ class BrokerCase:
         topics = {t.topic_name: t for t in (self.retry_topic, self.dlq_topic) if t is not None}
         groups = {GROUP: self.group} if self.group is not None else {}
         locks = {(GROUP, MessageQueue("T", 0)): self.lock} if self.lock is not None else {}
-        store = Store()
-        if stored is not None:
-            store = Store(commit_log=pmap({stored.commit_log_offset: stored}),
-                          next_physical_offset=stored.commit_log_offset + 1000)
-        return Broker(perm=self.broker_perm, topics=pmap(topics), groups=pmap(groups), store=store,
-                      queue_locks=pmap(locks))
+        broker = Broker(perm=self.broker_perm, topics=pmap(topics), groups=pmap(groups), queue_locks=pmap(locks))
+        return broker if stored is None else with_only_stored(broker, stored)
+
+
+def with_only_stored(broker: Broker, stored: Message) -> Broker:
+    """The broker with a commit log holding just `stored`, at its own commit-log offset (no consume queue)."""
+    store = Store(commit_log=EMPTY_LOG.append(compute_log_record(stored)),
+                  next_physical_offset=stored.commit_log_offset + 1000)
+    return evolve(broker, store=store)
 
 
 @st.composite

@@ -29,6 +29,7 @@ from properties.send_back_strategies import (
     broker_cases,
     get_destination,
     stored_messages,
+    with_only_stored,
 )
 
 # Reference §5.7: the delays of levels 3..18 in seconds, the default retry timetable.
@@ -186,7 +187,7 @@ def test_header_max_wins(reconsume, header_max, group_max):
     """SB-09: the header's maxReconsumeTimes decides when present, the group's retryMaxTimes otherwise."""
     broker, original = store_original(retry_max_times=group_max)
     stored = evolve(original, reconsume_times=reconsume)
-    broker = evolve(broker, store=evolve(broker.store, commit_log=broker.store.commit_log.set(40, stored)))
+    broker = with_only_stored(broker, stored)
     _, result = send_back(broker, "4.9.8", 40, header_max=header_max)
     limit = group_max if header_max is None else header_max
     event("SB-09: header" if header_max is not None else "SB-09: group")
@@ -207,7 +208,7 @@ DLQ_CASES = st.tuples(st.integers(0, 20), st.integers(1, 18))  # (reconsume time
 def dead_letter(version: str, reconsume: int, stale_level: int) -> Message:
     broker, original = store_original(version)
     stored = evolve(original, reconsume_times=reconsume).with_delay_time_level(stale_level)
-    broker = evolve(broker, store=evolve(broker.store, commit_log=broker.store.commit_log.set(40, stored)))
+    broker = with_only_stored(broker, stored)
     return send_back(broker, version, 40, header_max=reconsume)[1].stored
 
 

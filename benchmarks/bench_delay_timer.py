@@ -5,7 +5,8 @@ An event is one put into SCHEDULE_TOPIC_XXXX or one delivery to the real topic. 
 
     python benchmarks/bench_delay_timer.py [--profile] [--no-gc] [sizes...]
 
-Rates are printed by wall time and by the process's CPU time (steadier on a shared machine).
+Rates are printed by wall time and by the process's CPU time (steadier on a shared machine), after a warm-up, with
+small sizes repeated (benchmarks/harness.py).
 
 Each size is measured with CPython's cyclic garbage collector on (as a user runs it) and with it off during the
 measured loop, as `timeit` does ("GC off"); --no-gc measures only the latter. Full collections walk every live
@@ -31,6 +32,8 @@ from model.config import Config  # noqa: E402
 from model.message import create_message  # noqa: E402
 from model.schedule import process_schedule_until  # noqa: E402
 from model.store import put_message  # noqa: E402
+
+from benchmarks.harness import print_rates  # noqa: E402
 
 SIZES = tuple(int(arg) for arg in sys.argv[1:] if arg.isdigit()) or (1_000, 10_000, 100_000)
 
@@ -58,28 +61,12 @@ def run(count: int, seed: int = 7) -> tuple[int, float, float]:
     return count + delivered, elapsed, cpu
 
 
-def measure(gc_off: bool) -> None:
-    rates = {}
-    label = "GC off" if gc_off else "GC on "
-    for count in SIZES:
-        if gc_off:
-            gc.disable()
-        events, elapsed, cpu = run(count)
-        gc.enable()
-        rates[count] = events / elapsed
-        print(f"{count:>7} messages, {label}: {events:>7} events in {elapsed:6.2f} s = {rates[count]:>9,.0f} events/s"
-              f" (CPU time {cpu:6.2f} s = {events / cpu:>9,.0f} events/s)",
-              flush=True)
-    print(f"{label.strip()}: rate at {SIZES[-1]} / rate at {SIZES[0]} = {rates[SIZES[-1]] / rates[SIZES[0]]:.2f}")
-
-
 def main() -> None:
     if "--profile" in sys.argv:
         cProfile.run("run(10_000)", "/tmp/bench_delay_timer.prof")
         pstats.Stats("/tmp/bench_delay_timer.prof").sort_stats("tottime").print_stats(25)
         return
-    for gc_off in ([True] if "--no-gc" in sys.argv else [False, True]):
-        measure(gc_off)
+    print_rates("delay timer", run, list(SIZES), [True] if "--no-gc" in sys.argv else [False, True])
 
 
 if __name__ == "__main__":

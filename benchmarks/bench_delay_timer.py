@@ -25,15 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attrs import evolve  # noqa: E402
-
+from benchmarks.harness import print_rates  # noqa: E402
 from model.broker import Broker  # noqa: E402
 from model.config import Config  # noqa: E402
 from model.message import create_message  # noqa: E402
+from model.records import evolve  # noqa: E402
 from model.schedule import process_schedule_until  # noqa: E402
 from model.store import put_message  # noqa: E402
-
-from benchmarks.harness import print_rates  # noqa: E402
 
 SIZES = tuple(int(arg) for arg in sys.argv[1:] if arg.isdigit()) or (1_000, 10_000, 100_000)
 

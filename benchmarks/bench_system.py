@@ -3,7 +3,8 @@ system state machine (properties/test_system.py::ConsumerGroup) under Hypothesis
 
 Run from the repository root: python benchmarks/bench_system.py [--no-gc] [--no-machine] [sizes...]
 
-Each size is measured twice: with CPython's cyclic garbage collector on (as a user runs it), and with the measured
+Small sizes are repeated and a warm-up run comes first (benchmarks/harness.py). Each size is measured twice:
+with CPython's cyclic garbage collector on (as a user runs it), and with the measured
 loop's collector off, as `timeit` does ("GC off"). The persistent state of 100k messages is millions of objects,
 and every full collection walks all of them.
 """
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.stateful import invariant, run_state_machine_as_test  # noqa: E402
 
+from benchmarks.harness import print_rates  # noqa: E402
 from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce  # noqa: E402
 from model.config import Config  # noqa: E402
 from model.drain import drain  # noqa: E402
@@ -34,22 +36,15 @@ def listener(request):
     return CompleteConsume(request.request_id, ListenerResult(status))
 
 
-def run(n: int, gc_off: bool) -> float:
+def run(n: int) -> tuple[int, float, float]:
+    """Produce n messages to 4 queues and drain two instances to quiescence; (events, wall s, CPU s)."""
     system = create_system(Config(max_reconsume_times=3), ("c1", "c2"), topic_queue_nums=4)
     gc.collect()
-    if gc_off:
-        gc.disable()
     start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(n):
         system, _ = step(system, Produce(f"k{i}", i % 4))
     system, _, events = drain(system, listener)
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    gc.enable()
-    rate = (events + n) / elapsed
-    label = "GC off" if gc_off else "GC on "
-    print(f"{n:>7} messages, {label}: {events + n:>8} events in {elapsed:6.2f} s = {rate:8.0f} events/s"
-          f" (CPU time {cpu:6.2f} s = {(events + n) / cpu:8.0f} events/s)", flush=True)
-    return rate
+    return events + n, time.perf_counter() - start, time.process_time() - cpu_start
 
 
 class CountedConsumerGroup(ConsumerGroup):
@@ -77,10 +72,7 @@ def measure_machine(examples: int = 20, step_count: int = 30) -> float:
 
 
 def main(sizes: list[int], modes: list[bool], machine: bool) -> None:
-    for gc_off in modes:
-        rates = [run(n, gc_off) for n in sizes]
-        print(f"{'GC off' if gc_off else 'GC on'}: rate at {sizes[-1]} / rate at {sizes[0]} = "
-              f"{rates[-1] / rates[0]:.2f}")
+    print_rates("system", run, sizes, modes)
     if machine:
         measure_machine()
 

@@ -20,7 +20,7 @@ from model.consume_common import (
     replace_cached,
     schedule,
     send_message_back,
-    start_listener,
+    start_listeners,
 )
 from model.consume_service import ConsumeService
 from model.process_queue import contains_message, get_expired_head_messages, get_max_span, remove_message
@@ -53,12 +53,8 @@ def compute_batches(msgs: tuple, batch_size: int) -> list[tuple]:
 
 def submit(system: System, client_id: str, mq, msgs: tuple, dispatch_to_consume: bool) -> tuple[System, list]:
     """[CC-02] Every pulled batch is split and submitted; `dispatch_to_consume` is ignored by this service."""
-    observations = []
-    for chunk in compute_batches(tuple(msgs), system.config.consume_message_batch_max_size):
-        consumer = system.consumers[client_id]
-        system, invoked = start_listener(system, consumer, mq, chunk, ("CC-02",))
-        observations.append(invoked)
-    return system, observations
+    chunks = compute_batches(tuple(msgs), system.config.consume_message_batch_max_size)
+    return start_listeners(system, system.consumers[client_id], mq, chunks, ("CC-02",))
 
 
 def compute_ack_index(result: ListenerResult, size: int) -> tuple[ConsumeStatus, int, tuple[str, ...]]:
@@ -78,14 +74,16 @@ def complete(system: System, event) -> tuple[System, list]:
     request = system.requests.get(event.request_id)
     if request is None:
         return system, []
-    system = evolve(system, requests=discard(system.requests, event.request_id))
+    # The request leaves the table in the last copy of the system this event makes.
+    requests = discard(system.requests, event.request_id)
     consumer = get_live_consumer(system, request.client_id, request.incarnation)
     pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
     status, ack_index, rules = compute_ack_index(event.result, len(request.messages))
     ok, failed = request.messages[:ack_index + 1], request.messages[ack_index + 1:]
     if pq is None:
-        return system, [ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, system.now,
-                                         rules + ("RB-03",))]
+        dropped = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, system.now,
+                                   rules + ("RB-03",))
+        return evolve(system, requests=requests), [dropped]
     if system.config.is_clustering:
         system, back_failed, observations = send_back_failed(system, event, pq, failed)
     else:
@@ -98,7 +96,7 @@ def complete(system: System, event) -> tuple[System, list]:
     back_offsets = {m.queue_offset for m in back_failed}
     pq, offset = remove_message(pq, [m for m in request.messages if m.queue_offset not in back_offsets], system.now)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(request.queue, pq))
-    system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",))
+    system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), requests=requests)
     processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,
                                  rules + ("CC-08",))
     return system, [processed] + observations + updated

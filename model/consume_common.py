@@ -39,8 +39,9 @@ def get_live_consumer(system: System, client_id: str, incarnation: int) -> Consu
     return consumer if consumer is not None and consumer.incarnation == incarnation else None
 
 
-def put_consumer(system: System, consumer: ConsumerInstance) -> System:
-    return evolve(system, consumers=system.consumers.set(consumer.client_id, consumer))
+def put_consumer(system: System, consumer: ConsumerInstance, **changes) -> System:
+    """The system with the instance replaced (and `changes` to other fields, in the same copy)."""
+    return evolve(system, consumers=system.consumers.set(consumer.client_id, consumer), **changes)
 
 
 def get_current_pq(consumer: ConsumerInstance, mq: MessageQueue, generation: int):
@@ -71,38 +72,57 @@ def replace_cached(pq, msgs):
 
 def start_listener(system: System, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],
                    rules: tuple[str, ...]) -> tuple[System, ListenerInvoked]:
-    """[CC-05] ConsumeRequest.run: reset the retry topic, stamp CONSUME_START_TIME = now, call the listener.
+    """[CC-05] ConsumeRequest.run: reset the retry topic, stamp CONSUME_START_TIME = now, call the listener."""
+    system, invoked = start_listeners(system, consumer, mq, (msgs,), rules)
+    return system, invoked[0]
 
-    Consume threads are not a bottleneck in the model: a request starts the moment it is submitted.
+
+def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue, chunks: list[tuple[Message, ...]],
+                    rules: tuple[str, ...]) -> tuple[System, list[ListenerInvoked]]:
+    """[CC-05] ConsumeRequest.run for each chunk, in order: reset the retry topic, stamp CONSUME_START_TIME = now,
+    call the listener.
+
+    Consume threads are not a bottleneck in the model: a request starts the moment it is submitted. The requests
+    of one pulled batch start together, so the instance and the system are copied once for all of them.
     """
     now = system.now
     stamp = str(now)
-    seen = tuple(
-        evolve(m, topic=t.topic, properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
-        for m in msgs for t in (reset_retry_and_namespace(m),)
-    )
     generation = consumer.generations[mq]
-    pq = replace_cached(consumer.process_queues[mq], seen)
+    request_id, started, invoked = system.next_request_id, [], []
+    requests = system.requests.mutate()
+    for chunk in chunks:
+        seen = tuple(
+            evolve(m, topic=t.topic, properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
+            for m in chunk for t in (reset_retry_and_namespace(m),)
+        )
+        started.extend(seen)
+        requests[request_id] = ConsumeRequest(request_id, consumer.client_id, consumer.incarnation, mq, generation,
+                                              seen, now)
+        invoked.append(ListenerInvoked(consumer.client_id, request_id, mq, seen, now, rules + ("CC-05",)))
+        request_id += 1
+    pq = replace_cached(consumer.process_queues[mq], started)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
-    request_id = system.next_request_id
-    request = ConsumeRequest(request_id, consumer.client_id, consumer.incarnation, mq, generation, seen, now)
     system = evolve(system, consumers=system.consumers.set(consumer.client_id, consumer),
-                    requests=system.requests.set(request_id, request), next_request_id=request_id + 1)
-    return system, ListenerInvoked(consumer.client_id, request_id, mq, seen, now, rules + ("CC-05",))
+                    requests=requests.finish(), next_request_id=request_id)
+    return system, invoked
 
 
 def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, offset: int,
-                  increase_only: bool, rules: tuple[str, ...]) -> tuple[System, list]:
-    """[CC-08] removeMessage's offset goes to the offset store (increase-only for concurrently) if it is >= 0."""
+                  increase_only: bool, rules: tuple[str, ...], **changes) -> tuple[System, list]:
+    """[CC-08] removeMessage's offset goes to the offset store (increase-only for concurrently) if it is >= 0.
+
+    `consumer` may be a changed copy of the system's instance; it is stored with the offset, and `changes` to other
+    fields of the system go into the same copy."""
     if offset < 0:
-        return put_consumer(system, consumer), []
+        return put_consumer(system, consumer, **changes), []
     store = update_offset(consumer.offset_store, mq, offset, increase_only)
     current = store.offsets[mq].value
     lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
     observed = [OffsetUpdated(consumer.client_id, mq, current, system.now, rules, lifetime)]
     if store is consumer.offset_store and system.consumers.get(consumer.client_id) is consumer:
-        return system, observed  # an increase-only update that kept the value: nothing to copy
-    return put_consumer(system, evolve(consumer, offset_store=store)), observed
+        # an increase-only update that kept the value: nothing to copy
+        return (evolve(system, **changes) if changes else system), observed
+    return put_consumer(system, evolve(consumer, offset_store=store), **changes), observed
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:

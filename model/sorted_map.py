@@ -1,103 +1,91 @@
 """A persistent sorted map keyed by int: the immutable counterpart of Java's `TreeMap<Long, MessageExt>`.
 
-An AVL tree with path copying: every update copies the O(log n) nodes on one root-to-leaf path and shares the
-rest, so an old map stays valid and a new one costs O(log n) time and space. Deterministic (no random
-priorities), so two maps built by the same operations have the same shape.
+A B+tree of plain tuples with path copying. A leaf is `(keys, values)`, two sorted tuples of at most `MAX_WIDTH`
+entries; an inner node is `(lows, children)`, where `lows[i]` is the smallest key under `children[i]`. An update
+copies the one node per level on its path, each at most `MAX_WIDTH` references (a C-level tuple slice), so an old
+map stays valid and a new one costs O(log n); a full node splits in two halves. Removal does not merge half-empty
+nodes (the height is that of the largest size the map ever had), but an emptied node disappears and a root with one
+child gives way to it.
 
-No PyPI package fits: pyrsistent has no sorted map, `sortedcontainers` is mutable, and the persistent tree
-packages on the index are unmaintained alphas.
+Why not an AVL tree of node objects (this module's first form): a ProcessQueue takes a batch of pulled messages at
+its high end and gives them back one by one at its low end; a tuple node takes such a run in one slice, where a
+binary tree allocates and rebalances a Python object per level per message. No PyPI package fits: pyrsistent has no
+sorted map, `sortedcontainers` is mutable, and the persistent tree packages on the index are unmaintained alphas.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 
-
-class _Node:
-    """One tree node; never mutated after construction (so nodes can be shared between maps)."""
-
-    __slots__ = ("key", "value", "left", "right", "height", "size")
-
-    def __init__(self, key: int, value: object, left: _Node | None, right: _Node | None) -> None:
-        self.key = key
-        self.value = value
-        self.left = left
-        self.right = right
-        # Inlined _height/_size: node construction is the hot path of every update.
-        left_height, left_size = (left.height, left.size) if left is not None else (0, 0)
-        right_height, right_size = (right.height, right.size) if right is not None else (0, 0)
-        self.height = 1 + (left_height if left_height > right_height else right_height)
-        self.size = 1 + left_size + right_size
+MAX_WIDTH = 64
+HALF_WIDTH = MAX_WIDTH // 2
 
 
-def _height(node: _Node | None) -> int:
-    return node.height if node is not None else 0
+def _split(first: tuple, second: tuple) -> tuple[tuple, ...]:
+    """One node from two parallel tuples, or two halves when they outgrew MAX_WIDTH."""
+    if len(first) <= MAX_WIDTH:
+        return ((first, second),)
+    return (first[:HALF_WIDTH], second[:HALF_WIDTH]), (first[HALF_WIDTH:], second[HALF_WIDTH:])
 
 
-def _size(node: _Node | None) -> int:
-    return node.size if node is not None else 0
+def _route(lows: tuple, key: int) -> int:
+    """The child whose range holds `key` (the first child for a key below every low)."""
+    index = bisect_right(lows, key) - 1
+    return index if index > 0 else 0
 
 
-def _balance(key: int, value: object, left: _Node | None, right: _Node | None) -> _Node:
-    """A node for (key, value) over subtrees whose heights differ by at most 2, rotated back into AVL shape."""
-    left_height, right_height = _height(left), _height(right)
-    if left_height > right_height + 1:
-        assert left is not None
-        if _height(left.left) < _height(left.right):
-            pivot = left.right
-            assert pivot is not None
-            return _Node(pivot.key, pivot.value, _Node(left.key, left.value, left.left, pivot.left),
-                         _Node(key, value, pivot.right, right))
-        return _Node(left.key, left.value, left.left, _Node(key, value, left.right, right))
-    if right_height > left_height + 1:
-        assert right is not None
-        if _height(right.right) < _height(right.left):
-            pivot = right.left
-            assert pivot is not None
-            return _Node(pivot.key, pivot.value, _Node(key, value, left, pivot.left),
-                         _Node(right.key, right.value, pivot.right, right.right))
-        return _Node(right.key, right.value, _Node(key, value, left, right.left), right.right)
-    return _Node(key, value, left, right)
+def _insert(node: tuple, height: int, key: int, value: object) -> tuple[tuple[tuple, ...], bool]:
+    """The node(s) replacing `node` after the insert, and whether the key is new."""
+    if height == 0:
+        keys, values = node
+        index = bisect_left(keys, key)
+        if index < len(keys) and keys[index] == key:
+            return ((keys, values[:index] + (value,) + values[index + 1:]),), False
+        return _split(keys[:index] + (key,) + keys[index:], values[:index] + (value,) + values[index:]), True
+    lows, children = node
+    index = _route(lows, key)
+    parts, added = _insert(children[index], height - 1, key, value)
+    new_lows = tuple(part[0][0] for part in parts)
+    return _split(lows[:index] + new_lows + lows[index + 1:], children[:index] + parts + children[index + 1:]), added
 
 
-def _insert(node: _Node | None, key: int, value: object) -> _Node:
-    if node is None:
-        return _Node(key, value, None, None)
-    if key < node.key:
-        return _balance(node.key, node.value, _insert(node.left, key, value), node.right)
-    if key > node.key:
-        return _balance(node.key, node.value, node.left, _insert(node.right, key, value))
-    return _Node(key, value, node.left, node.right)
+def _remove(node: tuple, height: int, key: int) -> tuple[tuple | None, bool]:
+    """The node replacing `node` after the removal (None when it emptied), and whether the key was there."""
+    if height == 0:
+        keys, values = node
+        index = bisect_left(keys, key)
+        if index == len(keys) or keys[index] != key:
+            return node, False
+        if len(keys) == 1:
+            return None, True
+        return (keys[:index] + keys[index + 1:], values[:index] + values[index + 1:]), True
+    lows, children = node
+    index = _route(lows, key)
+    child, removed = _remove(children[index], height - 1, key)
+    if not removed:
+        return node, False
+    if child is None:
+        if len(children) == 1:
+            return None, True
+        return (lows[:index] + lows[index + 1:], children[:index] + children[index + 1:]), True
+    return (lows[:index] + (child[0][0],) + lows[index + 1:], children[:index] + (child,) + children[index + 1:]), True
 
 
-def _remove_min(node: _Node) -> tuple[_Node | None, _Node]:
-    """The tree without its lowest node, and that node."""
-    if node.left is None:
-        return node.right, node
-    rest, lowest = _remove_min(node.left)
-    return _balance(node.key, node.value, rest, node.right), lowest
-
-
-def _remove(node: _Node | None, key: int) -> _Node | None:
-    if node is None:
-        return None
-    if key < node.key:
-        left = _remove(node.left, key)
-        return node if left is node.left else _balance(node.key, node.value, left, node.right)
-    if key > node.key:
-        right = _remove(node.right, key)
-        return node if right is node.right else _balance(node.key, node.value, node.left, right)
-    if node.right is None:
-        return node.left
-    rest, successor = _remove_min(node.right)
-    return _balance(successor.key, successor.value, node.left, rest)
-
-
-def _find(node: _Node | None, key: int) -> _Node | None:
-    while node is not None and node.key != key:
-        node = node.left if key < node.key else node.right
+def _find_leaf(node: tuple, height: int, key: int) -> tuple:
+    while height:
+        lows, children = node
+        node = children[_route(lows, key)]
+        height -= 1
     return node
 
+
+def _iterate(node: tuple, height: int) -> Iterator[tuple[int, object]]:
+    if height == 0:
+        yield from zip(*node, strict=True)
+        return
+    for child in node[1]:
+        yield from _iterate(child, height - 1)
 
 
 class SortedMap:
@@ -107,65 +95,81 @@ class SortedMap:
     raise KeyError on an empty map, as Java's TreeMap throws NoSuchElementException.
     """
 
-    __slots__ = ("_root",)
+    __slots__ = ("_root", "_height", "_size")
 
     def __init__(self, items: Iterable[tuple[int, object]] = ()) -> None:
-        root = None
+        self._root, self._height, self._size = None, 0, 0
         for key, value in items:
-            root = _insert(root, key, value)
-        self._root = root
+            built = self.set(key, value)
+            self._root, self._height, self._size = built._root, built._height, built._size
 
     @classmethod
-    def _of(cls, root: _Node | None) -> SortedMap:
+    def _of(cls, root: tuple | None, height: int, size: int) -> SortedMap:
+        while root is not None and height and len(root[1]) == 1:
+            root, height = root[1][0], height - 1
         new = cls.__new__(cls)
-        new._root = root
+        new._root, new._height, new._size = (root, height, size) if root is not None else (None, 0, 0)
         return new
 
     def __len__(self) -> int:
-        return _size(self._root)
+        return self._size
 
     def __bool__(self) -> bool:
-        return self._root is not None
+        return self._size > 0
+
+    def _find_value(self, key: int, default: object, missing: object) -> object:
+        if self._root is None:
+            return missing
+        keys, values = _find_leaf(self._root, self._height, key)
+        index = bisect_left(keys, key)
+        return values[index] if index < len(keys) and keys[index] == key else missing
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, int) and _find(self._root, key) is not None
+        return isinstance(key, int) and self._find_value(key, None, _MISSING) is not _MISSING
 
     def get(self, key: int, default: object = None) -> object:
-        node = _find(self._root, key)
-        return default if node is None else node.value
+        value = self._find_value(key, default, _MISSING)
+        return default if value is _MISSING else value
 
     def __getitem__(self, key: int) -> object:
-        node = _find(self._root, key)
-        if node is None:
+        value = self._find_value(key, None, _MISSING)
+        if value is _MISSING:
             raise KeyError(key)
-        return node.value
+        return value
 
     def set(self, key: int, value: object) -> SortedMap:
-        return SortedMap._of(_insert(self._root, key, value))
+        if self._root is None:
+            return SortedMap._of(((key,), (value,)), 0, 1)
+        parts, added = _insert(self._root, self._height, key, value)
+        if len(parts) == 1:
+            return SortedMap._of(parts[0], self._height, self._size + added)
+        root = (tuple(part[0][0] for part in parts), parts)
+        return SortedMap._of(root, self._height + 1, self._size + added)
 
     def discard(self, key: int) -> SortedMap:
-        root = _remove(self._root, key)
-        return self if root is self._root else SortedMap._of(root)
+        if self._root is None:
+            return self
+        root, removed = _remove(self._root, self._height, key)
+        return SortedMap._of(root, self._height, self._size - 1) if removed else self
 
     def update(self, items: Iterable[tuple[int, object]]) -> SortedMap:
-        root = self._root
+        result = self
         for key, value in items:
-            root = _insert(root, key, value)
-        return SortedMap._of(root)
+            result = result.set(key, value)
+        return result
 
     def first_key(self) -> int:
-        return self._extreme_key("left")
+        if self._root is None:
+            raise KeyError("no leftmost key in an empty map")
+        return self._root[0][0]
 
     def last_key(self) -> int:
-        return self._extreme_key("right")
-
-    def _extreme_key(self, side: str) -> int:
-        node = self._root
+        node, height = self._root, self._height
         if node is None:
-            raise KeyError(f"no {side}most key in an empty map")
-        while getattr(node, side) is not None:
-            node = getattr(node, side)
-        return node.key
+            raise KeyError("no rightmost key in an empty map")
+        while height:
+            node, height = node[1][-1], height - 1
+        return node[0][-1]
 
     def first_item(self) -> tuple[int, object]:
         key = self.first_key()
@@ -173,21 +177,15 @@ class SortedMap:
 
     def pop_lowest(self, n: int) -> tuple[tuple[tuple[int, object], ...], SortedMap]:
         """The up-to-n lowest items in ascending order, and the map without them (Java's n × pollFirstEntry)."""
-        root, taken = self._root, []
-        while root is not None and len(taken) < n:
-            root, lowest = _remove_min(root)
-            taken.append((lowest.key, lowest.value))
-        return tuple(taken), SortedMap._of(root)
+        result, taken = self, []
+        while result and len(taken) < n:
+            item = result.first_item()
+            taken.append(item)
+            result = result.discard(item[0])
+        return tuple(taken), result
 
     def items(self) -> Iterator[tuple[int, object]]:
-        stack, node = [], self._root
-        while stack or node is not None:
-            while node is not None:
-                stack.append(node)
-                node = node.left
-            node = stack.pop()
-            yield node.key, node.value
-            node = node.right
+        return iter(()) if self._root is None else _iterate(self._root, self._height)
 
     def __iter__(self) -> Iterator[int]:
         return (key for key, _ in self.items())
@@ -207,4 +205,5 @@ class SortedMap:
         return f"SortedMap({list(self.items())!r})"
 
 
+_MISSING = object()
 EMPTY = SortedMap()

@@ -7,33 +7,51 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.sorted_map import SortedMap
+from model.sorted_map import HALF_WIDTH, MAX_WIDTH, SortedMap
 
-KEYS = st.integers(-50, 50)
+KEYS = st.integers(-300, 300)
 OPERATIONS = st.lists(
     st.one_of(
         st.tuples(st.just("set"), KEYS, st.integers()),
         st.tuples(st.just("discard"), KEYS, st.none()),
         st.tuples(st.just("pop_lowest"), st.integers(0, 6), st.none()),
     ),
-    max_size=80,
+    max_size=400,
 )
 
 
-def height(node) -> int:
-    """The height, asserting on the way that every node is AVL-balanced and caches its height and size."""
-    if node is None:
-        return 0
-    left, right = height(node.left), height(node.right)
-    assert abs(left - right) <= 1 and node.height == 1 + max(left, right)
-    assert node.size == 1 + (node.left.size if node.left else 0) + (node.right.size if node.right else 0)
-    return node.height
+def check_node(node, height: int) -> list[int]:
+    """The keys under a node, asserting on the way the B+tree's shape: no node wider than MAX_WIDTH, none empty,
+    keys ascending within a leaf, every leaf at depth `height`, and each inner low the smallest key below it."""
+    first, second = node
+    assert 0 < len(first) == len(second) <= MAX_WIDTH
+    if height == 0:
+        assert list(first) == sorted(set(first))
+        return list(first)
+    keys = []
+    for low, child in zip(first, second, strict=True):
+        below = check_node(child, height - 1)
+        assert below[0] == low
+        keys.extend(below)
+    return keys
+
+
+def check_shape(current: SortedMap, size: int) -> None:
+    """The whole map's shape, its size, and a height no more than the B+tree bound for `size` (+ 1 for the
+    half-empty nodes removal leaves, which never merge)."""
+    if current._root is None:
+        assert len(current) == 0
+        return
+    keys = check_node(current._root, current._height)
+    assert keys == sorted(keys) and len(keys) == len(current)
+    assert current._height <= 1 + math.log(max(size, 2), HALF_WIDTH)
 
 
 @given(OPERATIONS)
 def test_sorted_map_behaves_like_a_sorted_dict(operations):
-    """Every operation agrees with a dict; every earlier version is unchanged (persistence); the tree stays AVL."""
-    current, oracle = SortedMap(), {}
+    """Every operation agrees with a dict; every earlier version is unchanged (persistence); the tree keeps its
+    B+tree shape. Up to 400 keys: enough for leaves and inner nodes to split (MAX_WIDTH is 64)."""
+    current, oracle, largest = SortedMap(), {}, 0
     history = [(current, dict(oracle))]
     for name, argument, value in operations:
         if name == "set":
@@ -53,8 +71,28 @@ def test_sorted_map_behaves_like_a_sorted_dict(operations):
         assert len(current) == len(oracle) and bool(current) == bool(oracle)
         if oracle:
             assert (current.first_key(), current.last_key()) == (min(oracle), max(oracle))
-        assert height(current._root) <= 1.45 * math.log2(len(oracle) + 2)
+        largest = max(largest, len(oracle))
+        check_shape(current, largest)
         for key in range(-3, 4):
             assert (key in current) == (key in oracle) and current.get(key) == oracle.get(key)
     for version, snapshot in history:
         assert dict(version.items()) == snapshot
+
+
+@given(st.integers(MAX_WIDTH + 1, 5_000), st.randoms(use_true_random=False), st.floats(0, 1))
+def test_sorted_map_splits_and_shrinks(size, random, kept):
+    """Thousands of keys in any order: the tree grows inner levels, then removal of all but a `kept` fraction
+    empties and drops nodes; contents, order, size and shape agree with a dict throughout."""
+    keys = list(range(size))
+    random.shuffle(keys)
+    current = SortedMap((key, -key) for key in keys)
+    assert current._height >= 1
+    check_shape(current, size)
+    removed = keys[: int(size * (1 - kept))]
+    for key in removed:
+        current = current.discard(key)
+    survivors = sorted(set(keys) - set(removed))
+    assert list(current.items()) == [(key, -key) for key in survivors]
+    check_shape(current, size)
+    if survivors:
+        assert (current.first_key(), current.last_key()) == (survivors[0], survivors[-1])

@@ -68,16 +68,16 @@ class ConsumeQueue:
         return ConsumeQueueUnit(*self.units[queue_offset])
 
 
-def compute_log_record(message: Message, pairs: tuple | None = None) -> tuple:
-    """The commit log's copy of a stored message: its fields in order, the properties as a tuple of pairs
-    (`pairs`, when the caller has them already).
+def compute_log_record(message: Message) -> tuple:
+    """The commit log's copy of a stored message: its fields in order, the properties as a tuple of pairs.
 
     A tuple of strings, bytes and ints, which CPython's cyclic collector stops tracking: a Message and its property
     map are three tracked objects that every full collection would walk, once per message ever stored.
+    put_message builds the same tuple from its parts.
     """
-    return (message.topic, message.body, message.tags, tuple(message.properties.items()) if pairs is None else pairs,
-            message.queue_id, message.queue_offset, message.commit_log_offset, message.msg_id,
-            message.reconsume_times, message.flag, message.born_timestamp, message.store_timestamp)
+    return (message.topic, message.body, message.tags, tuple(message.properties.items()), message.queue_id,
+            message.queue_offset, message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag,
+            message.born_timestamp, message.store_timestamp)
 
 
 def read_log_record(record: tuple) -> Message:
@@ -186,23 +186,23 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     physical = store.next_physical_offset
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
-    stored = Message(topic, message.body, message.tags, properties, queue_id, len(queue), physical,
-                     compute_message_id(physical), message.reconsume_times, message.flag, message.born_timestamp,
-                     now + clock_lead)
+    log = store.commit_log
+    body, tags = message.body, message.tags
     pairs = tuple(properties.items())
-    size = compute_stored_size(message.body, pairs)
+    record = (topic, body, tags, pairs, queue_id, len(queue), physical, compute_message_id(physical),
+              message.reconsume_times, message.flag, message.born_timestamp, now + clock_lead)
+    stored = Message(topic, body, tags, properties, *record[4:])
     if level > 0:
         tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)
     elif topic == SCHEDULE_TOPIC:
         tags_code = compute_tags_code(stored, delays)
     else:
-        tags_code = java_string_hash(stored.tags)
-    log = store.commit_log
+        tags_code = java_string_hash(tags)
+    size = compute_stored_size(body, pairs)
     queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)
         schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(queue_id, queue)
-    store = Store(log.append(compute_log_record(stored, pairs)), physical + size, store.consume_queues.set(key, queue),
-                  schedule_queues)
+    store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
     return store, stored

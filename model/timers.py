@@ -45,3 +45,14 @@ def heap_peek(heap: Heap) -> tuple[tuple, Any] | None:
 def heap_pop(heap: Heap) -> tuple[tuple, Any, Heap]:
     """The smallest (key, item) and the heap without it; the heap must not be empty."""
     return heap[1], heap[2], _merge(heap[3], heap[4])
+
+
+def get_heap_items(heap: Heap) -> list[tuple[tuple, Any]]:
+    """Every (key, item) in the heap, in no particular order (for checks over pending timers)."""
+    items, stack = [], [heap]
+    while stack:
+        node = stack.pop()
+        if node is not None:
+            items.append((node[1], node[2]))
+            stack.extend((node[3], node[4]))
+    return items

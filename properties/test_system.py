@@ -10,6 +10,8 @@ reason, in favour of `OrderlyConsumption` (properties/test_orderly_system.py), w
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 from attrs import evolve
 from hypothesis import event, target
@@ -24,6 +26,7 @@ from model.cluster import (
     DeliverOneway,
     ListenerResult,
     Produce,
+    PullDue,
     PullObserved,
     SetMembers,
 )
@@ -33,6 +36,7 @@ from model.message import get_retry_topic, is_retry_topic
 from model.process_queue import get_max_span
 from model.rebalance import get_subscribed_queues
 from model.system import GROUP, create_system, step
+from model.timers import get_heap_items
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
 
@@ -203,6 +207,22 @@ class ConsumerGroup(RuleBasedStateMachine):
                 if get_max_span(pq) > self.config.consume_concurrently_max_span:
                     event("PL-03")
                     event("PL-03 span above the maximum after a pull")
+
+    @invariant()
+    def every_owned_queue_has_one_pending_pull(self):
+        """[PL-01] Each live ProcessQueue has exactly one pull of the current token pending: a timer (a long-polling
+        one included), or a pull held back by flow control; superseded pulls may linger but do nothing."""
+        pending = collections.Counter(
+            (item.client_id, item.incarnation, item.queue, item.token)
+            for _, item in get_heap_items(self.system.timers) if isinstance(item, PullDue))
+        for (client_id, mq), (_since, incarnation, token) in self.system.flow_parked.items():
+            pending[client_id, incarnation, mq, token] += 1
+        for consumer in self.system.consumers.values():
+            for mq, pq in consumer.process_queues.items():
+                if not pq.dropped:
+                    key = (consumer.client_id, consumer.incarnation, mq, consumer.pull_tokens.get(mq))
+                    assert pending[key] == 1, (key, pending[key])
+                    event("PL-01")
 
     @invariant()
     def broadcasting_never_touches_retry(self):

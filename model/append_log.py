@@ -52,7 +52,7 @@ class AppendLog:
 
     def bisect_left(self, value, position: int) -> int:
         """The first index whose entry's `position`-th item is >= value, for entries sorted by that item (a binary
-        search over the chunks' first entries, then one within a chunk)."""
+        search over the chunks' last entries, then one within the chunk found)."""
         low, high = 0, len(self.chunks)
         while low < high:
             middle = (low + high) // 2

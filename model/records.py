@@ -14,7 +14,6 @@ works out once per class how to copy it:
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Mapping
 from typing import TypeVar
@@ -33,7 +32,6 @@ class CopyPlan:
     by_dict: bool
 
 
-@functools.cache
 def get_copy_plan(cls: type) -> CopyPlan | None:
     """How to copy instances of `cls`, or None when only attrs.evolve will do."""
     fields = attrs.fields(cls)

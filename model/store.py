@@ -73,7 +73,6 @@ def compute_log_record(message: Message) -> tuple:
 
     A tuple of strings, bytes and ints, which CPython's cyclic collector stops tracking: a Message and its property
     map are three tracked objects that every full collection would walk, once per message ever stored.
-    put_message builds the same tuple from its parts.
     """
     return (message.topic, message.body, message.tags, tuple(message.properties.items()), message.queue_id,
             message.queue_offset, message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag,
@@ -85,7 +84,7 @@ def compute_logged_message(record: tuple) -> Message:
     return Message(record[0], record[1], record[2], immutables.Map(record[3]), *record[4:])
 
 
-RECORD_COMMIT_LOG_OFFSET = 6
+RECORD_PROPERTIES, RECORD_COMMIT_LOG_OFFSET = 3, 6
 
 
 @frozen
@@ -187,18 +186,17 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     log = store.commit_log
-    body, tags = message.body, message.tags
-    pairs = tuple(properties.items())
-    record = (topic, body, tags, pairs, queue_id, len(queue), physical, compute_message_id(physical),
-              message.reconsume_times, message.flag, message.born_timestamp, now + clock_lead)
-    stored = Message(topic, body, tags, properties, *record[4:])
+    stored = Message(topic, message.body, message.tags, properties, queue_id, len(queue), physical,
+                     compute_message_id(physical), message.reconsume_times, message.flag, message.born_timestamp,
+                     now + clock_lead)
+    record = compute_log_record(stored)
     if level > 0:
         tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)
     elif topic == SCHEDULE_TOPIC:
         tags_code = compute_tags_code(stored, delays)
     else:
-        tags_code = java_string_hash(tags)
-    size = compute_stored_size(body, pairs)
+        tags_code = java_string_hash(stored.tags)
+    size = compute_stored_size(stored.body, record[RECORD_PROPERTIES])
     queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:

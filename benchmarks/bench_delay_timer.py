@@ -3,10 +3,10 @@
 An event is one put into SCHEDULE_TOPIC_XXXX or one delivery to the real topic. Prints events/s for 1k, 10k and
 100k messages and the ratio of the 100k rate to the 1k rate (per-event cost must not grow with history).
 
-    python benchmarks/bench_delay_timer.py [--profile] [--no-gc] [sizes...]
+    python benchmarks/bench_delay_timer.py [--profile] [--no-gc] [--repeat N] [sizes...]
 
-Rates are printed by wall time and by the process's CPU time (steadier on a shared machine), after a warm-up, with
-small sizes repeated (benchmarks/harness.py).
+Rates are printed by wall time and by the process's CPU time, the best and the median of N samples per size (5 by
+default), after a warm-up (benchmarks/harness.py).
 
 Each size is measured with CPython's cyclic garbage collector on (as a user runs it) and with it off during the
 measured loop, as `timeit` does ("GC off"); --no-gc measures only the latter. Full collections walk every live
@@ -15,6 +15,7 @@ object, and the persistent store of 100k messages is about a million of them.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import gc
 import pstats
@@ -26,15 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import print_rates  # noqa: E402
+from benchmarks.harness import REPEATS, print_rates  # noqa: E402
 from model.broker import Broker  # noqa: E402
 from model.config import Config  # noqa: E402
 from model.message import create_message  # noqa: E402
 from model.records import evolve  # noqa: E402
 from model.schedule import process_schedule_until  # noqa: E402
 from model.store import put_message  # noqa: E402
-
-SIZES = tuple(int(arg) for arg in sys.argv[1:] if arg.isdigit()) or (1_000, 10_000, 100_000)
 
 
 def run(count: int, seed: int = 7) -> tuple[int, float, float]:
@@ -63,11 +62,17 @@ def run(count: int, seed: int = 7) -> tuple[int, float, float]:
 
 
 def main() -> None:
-    if "--profile" in sys.argv:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--no-gc", action="store_true", help="measure only with the collector off")
+    parser.add_argument("--repeat", type=int, default=REPEATS, help="samples per size")
+    parser.add_argument("--profile", action="store_true", help="cProfile one 10k run instead")
+    args = parser.parse_args()
+    if args.profile:
         cProfile.run("run(10_000)", "/tmp/bench_delay_timer.prof")
         pstats.Stats("/tmp/bench_delay_timer.prof").sort_stats("tottime").print_stats(25)
         return
-    print_rates("delay timer", run, list(SIZES), [True] if "--no-gc" in sys.argv else [False, True])
+    print_rates("delay timer", run, args.sizes, [True] if args.no_gc else [False, True], args.repeat)
 
 
 if __name__ == "__main__":

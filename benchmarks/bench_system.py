@@ -1,9 +1,10 @@
 """Throughput of the system: 1k / 10k / 100k messages, 30 % failures, to quiescence; and the steps/s of the
 system state machine (properties/test_system.py::ConsumerGroup) under Hypothesis.
 
-Run from the repository root: python benchmarks/bench_system.py [--no-gc] [--no-machine] [sizes...]
+Run from the repository root: python benchmarks/bench_system.py [--no-gc] [--no-machine] [--repeat N] [sizes...]
 
-Small sizes are repeated and a warm-up run comes first (benchmarks/harness.py). Each size is measured twice:
+Each size is sampled N times (5 by default; the best and the median are printed) after a warm-up run
+(benchmarks/harness.py), and the machine is measured N times too. Each size is measured twice:
 with CPython's cyclic garbage collector on (as a user runs it), and with the measured
 loop's collector off, as `timeit` does ("GC off"). The persistent state of 100k messages is millions of objects,
 and every full collection walks all of them.
@@ -11,14 +12,16 @@ and every full collection walks all of them.
 
 from __future__ import annotations
 
+import argparse
 import gc
+import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import print_rates  # noqa: E402
+from benchmarks.harness import REPEATS, print_rates  # noqa: E402
 from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce  # noqa: E402
 from model.config import Config  # noqa: E402
 from model.drain import drain  # noqa: E402
@@ -43,9 +46,9 @@ def run(n: int) -> tuple[int, float, float]:
     return events + n, time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def measure_machine(examples: int = 20, step_count: int = 30) -> float:
+def measure_machine(repeats: int = REPEATS, examples: int = 20, step_count: int = 30) -> float:
     """Steps/s of the system machine under Hypothesis with the suite's `fast` budget, derandomized so that runs
-    compare (generation, execution, invariants; no database)."""
+    compare (generation, execution, invariants; no database): the best and the median of `repeats` runs."""
     # Imported only now, after the rate runs: Hypothesis and pytest make the process's heap several times larger,
     # and every full collection during the rate runs would walk it (65 ms each, as long as a whole 1k run).
     from hypothesis import HealthCheck, settings
@@ -64,23 +67,32 @@ def measure_machine(examples: int = 20, step_count: int = 30) -> float:
 
     budget = settings(max_examples=examples, stateful_step_count=step_count, deadline=None, database=None,
                       derandomize=True, suppress_health_check=list(HealthCheck))
-    start, cpu_start = time.perf_counter(), time.process_time()
-    run_state_machine_as_test(CountedConsumerGroup, settings=budget)
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    steps = CountedConsumerGroup.steps
-    rate = steps / elapsed
-    print(f"system state machine: {steps} steps in {elapsed:.2f} s = {rate:,.0f} steps/s "
-          f"(CPU: {steps / cpu:,.0f} steps/s; {examples} examples of up to {step_count} steps)")
-    return rate
+    walls, cpus = [], []
+    for _ in range(repeats + 1):  # the first run warms up
+        CountedConsumerGroup.steps = 0
+        start, cpu_start = time.perf_counter(), time.process_time()
+        run_state_machine_as_test(CountedConsumerGroup, settings=budget)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        walls.append(CountedConsumerGroup.steps / elapsed)
+        cpus.append(CountedConsumerGroup.steps / cpu)
+    walls, cpus = walls[1:], cpus[1:]
+    print(f"system state machine: {CountedConsumerGroup.steps} steps per run, best {max(walls):,.0f} steps/s, "
+          f"median {statistics.median(walls):,.0f} (CPU time: best {max(cpus):,.0f}, median "
+          f"{statistics.median(cpus):,.0f}; {repeats} runs of {examples} examples of up to {step_count} steps)")
+    return max(walls)
 
 
-def main(sizes: list[int], modes: list[bool], machine: bool) -> None:
-    print_rates("system", run, sizes, modes)
-    if machine:
-        measure_machine()
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--no-gc", action="store_true", help="measure only with the collector off")
+    parser.add_argument("--no-machine", action="store_true", help="skip the state machine's steps/s")
+    parser.add_argument("--repeat", type=int, default=REPEATS, help="samples per size, and machine runs")
+    args = parser.parse_args()
+    print_rates("system", run, args.sizes, [True] if args.no_gc else [False, True], args.repeat)
+    if not args.no_machine:
+        measure_machine(args.repeat)
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main([int(a) for a in args if a.isdigit()] or [1_000, 10_000, 100_000],
-         [True] if "--no-gc" in args else [False, True], "--no-machine" not in args)
+    main()

@@ -142,13 +142,12 @@ def create_message(topic: str, uniq_key: str, *, body: bytes = b"", tags: str | 
         properties[PROPERTY_TAGS] = tags
     if delay_level:
         properties[PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
-    return Message(topic=topic, body=body, tags=tags, properties=immutables.Map(properties), queue_id=queue_id,
-                   born_timestamp=born_timestamp)
+    return Message(topic, body, tags, immutables.Map(properties), queue_id, -1, -1, "", 0, 0, born_timestamp)
 
 
 def compute_message_id(commit_log_offset: int) -> str:
     """The broker's offset message id (store host + commit-log offset); the host is one fixed modelled broker."""
-    return f"7F00000100002A9F{commit_log_offset:016X}"
+    return "7F00000100002A9F%016X" % commit_log_offset  # noqa: UP031 (a quarter faster than the f-string)
 
 
 def java_string_hash(text: str | None) -> int:

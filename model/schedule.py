@@ -7,7 +7,6 @@ from that, the head unit of the level's consume queue and the profile's re-check
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from attrs import field, frozen
@@ -17,16 +16,24 @@ from model.append_log import AppendLog
 from model.config import Config
 from model.delay_levels import delay_level_to_queue_id
 from model.errors import IllegalTransition
-from model.message import (
-    PROPERTY_DELAY_TIME_LEVEL,
-    PROPERTY_REAL_QUEUE_ID,
-    PROPERTY_REAL_TOPIC,
-    SCHEDULE_TOPIC,
-    Message,
-    remove_property,
-)
+from model.message import PROPERTY_REAL_QUEUE_ID, PROPERTY_REAL_TOPIC, SCHEDULE_TOPIC, Message
 from model.records import evolve
-from model.store import UNIT_LOG_INDEX, UNIT_STORED_AT, UNIT_TAGS_CODE, Store, put_message
+from model.store import (
+    RECORD_BODY,
+    RECORD_BORN_TIMESTAMP,
+    RECORD_FLAG,
+    RECORD_PROPERTIES,
+    RECORD_RECONSUME_TIMES,
+    RECORD_TAGS,
+    RECORD_TOPIC,
+    UNIT_LOG_INDEX,
+    UNIT_STORED_AT,
+    UNIT_TAGS_CODE,
+    Store,
+    append_record,
+    compute_draft_record,
+    compute_logged_message,
+)
 
 if TYPE_CHECKING:
     from model.broker import Broker
@@ -80,14 +87,31 @@ class ScheduleState:
 
 @frozen
 class Delivery:
-    """One message moved from SCHEDULE_TOPIC_XXXX to its real topic at `time`, with the rules it exercised."""
+    """One message moved from SCHEDULE_TOPIC_XXXX to its real topic at `time`, with the rules it exercised.
+
+    It holds the two commit-log records; `scheduled` and `delivered` decode them to messages when read (most
+    deliveries are never looked at, and decoding one builds its property map).
+    """
 
     level: int
     schedule_offset: int
     time: int
-    scheduled: Message
-    delivered: Message
+    scheduled_record: tuple
+    delivered_record: tuple
     rules: tuple[str, ...]
+
+    @property
+    def scheduled(self) -> Message:
+        return compute_logged_message(self.scheduled_record)
+
+    @property
+    def delivered(self) -> Message:
+        return compute_logged_message(self.delivered_record)
+
+    @property
+    def topic(self) -> str:
+        """The real topic the message was delivered to."""
+        return self.delivered_record[RECORD_TOPIC]
 
 
 def get_level_task(state: ScheduleState, level: int) -> LevelTask:
@@ -167,7 +191,8 @@ def compute_due_cache(broker: Broker, config: Config) -> DueCache:
         return create_due_cache(state, queues, ())
     delays = config.delay_levels
     # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
-    queues = queues[: len(delays)]
+    if len(queues) > len(delays):
+        queues = queues[: len(delays)]
     if cache is None or not is_due_cache_valid(cache, state, cache.queues):
         dues = [compute_fresh_level_due(state, config, index, queue) for index, queue in enumerate(queues)]
         return create_due_cache(state, broker.store.schedule_queues, tuple(dues))
@@ -214,31 +239,25 @@ def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
     return compute_next_time(broker.schedule, compute_due_cache(broker, config))
 
 
-def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
-    """[DT-05] messageTimeup: the message for the real topic and queue, and the properties string it is stored with.
+def compute_message_timeup(scheduled: tuple, now: int) -> tuple:
+    """[DT-05] messageTimeup: the record to put to the real topic and queue, drafted from the scheduled record.
 
-    The properties string is computed before DELAY is cleared, so the stored copy keeps the stale DELAY (DT-06).
+    Java builds a new message whose property map has DELAY cleared, so that the put does not delay it again, but
+    stores the properties string computed before the clear: the stored copy keeps the stale DELAY (DT-06). The
+    cleared map is read by nothing else, so the draft carries only the properties string.
     """
-    properties_string = scheduled.properties
-    inner = Message(
-        topic=properties_string[PROPERTY_REAL_TOPIC],
-        body=scheduled.body,
-        tags=scheduled.tags,
-        properties=remove_property(properties_string, PROPERTY_DELAY_TIME_LEVEL),
-        queue_id=int(properties_string[PROPERTY_REAL_QUEUE_ID]),
-        reconsume_times=scheduled.reconsume_times,
-        flag=scheduled.flag,
-        born_timestamp=scheduled.born_timestamp,
-    )
-    return inner, properties_string
+    properties = dict(scheduled[RECORD_PROPERTIES])
+    return compute_draft_record(
+        properties[PROPERTY_REAL_TOPIC], scheduled[RECORD_BODY], scheduled[RECORD_TAGS], scheduled[RECORD_PROPERTIES],
+        int(properties[PROPERTY_REAL_QUEUE_ID]), scheduled[RECORD_RECONSUME_TIMES], scheduled[RECORD_FLAG],
+        scheduled[RECORD_BORN_TIMESTAMP], now)
 
 
 def process_delivery(store: Store, config: Config, level: int, offset: int, unit: tuple, now: int,
                      rewound: bool) -> tuple[Store, Delivery]:
     """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
-    scheduled = store.get_message_at(unit[UNIT_LOG_INDEX])
-    inner, properties_string = compute_message_timeup(scheduled)
-    store, delivered = put_message(store, inner, now, config.delay_levels, stored_properties=properties_string)
+    scheduled = store.commit_log[unit[UNIT_LOG_INDEX]]
+    store, delivered = append_record(store, compute_message_timeup(scheduled, now), now, config.delay_levels)
     rules = ("DT-02", "DT-05", "DT-06")
     if unit[UNIT_TAGS_CODE] > now:
         rules += ("DT-07",)

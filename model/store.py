@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from itertools import chain
 
 import immutables
 from attrs import field, frozen
@@ -68,6 +67,12 @@ class ConsumeQueue:
         return ConsumeQueueUnit(*self.units[queue_offset])
 
 
+# Positions in a commit-log record: a message's fields in the order of Message.
+(RECORD_TOPIC, RECORD_BODY, RECORD_TAGS, RECORD_PROPERTIES, RECORD_QUEUE_ID, RECORD_QUEUE_OFFSET,
+ RECORD_COMMIT_LOG_OFFSET, RECORD_MSG_ID, RECORD_RECONSUME_TIMES, RECORD_FLAG, RECORD_BORN_TIMESTAMP,
+ RECORD_STORE_TIMESTAMP) = range(12)
+
+
 def compute_log_record(message: Message) -> tuple:
     """The commit log's copy of a stored message: its fields in order, the properties as a tuple of pairs.
 
@@ -84,7 +89,11 @@ def compute_logged_message(record: tuple) -> Message:
     return Message(record[0], record[1], record[2], immutables.Map(record[3]), *record[4:])
 
 
-RECORD_PROPERTIES, RECORD_COMMIT_LOG_OFFSET = 3, 6
+def compute_draft_record(topic: str, body: bytes, tags: str | None, pairs: tuple, queue_id: int,
+                         reconsume_times: int, flag: int, born_timestamp: int, store_timestamp: int) -> tuple:
+    """A record about to be put: every field but the queue offset, physical offset and msg id, which the put
+    assigns (append_record)."""
+    return (topic, body, tags, pairs, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp, store_timestamp)
 
 
 @frozen
@@ -132,7 +141,7 @@ class Store:
 def compute_stored_size(body: bytes, pairs: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties + header), with the
     properties as (name, value) pairs."""
-    return 100 + len(body) + sum(map(len, chain.from_iterable(pairs))) + 2 * len(pairs)
+    return 100 + len(body) + sum([len(name) + len(value) for name, value in pairs]) + 2 * len(pairs)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -156,12 +165,39 @@ def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> 
                   properties=compute_delay_properties(message, level))
 
 
-def compute_tags_code(message: Message, delays: tuple[int, ...]) -> int:
-    """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash."""
-    level = compute_clamped_delay_level(message.delay_time_level, delays)
-    if message.topic == SCHEDULE_TOPIC and level > 0:
-        return compute_deliver_timestamp(delays, level, message.store_timestamp)
-    return java_string_hash(message.tags)
+def compute_tags_code(topic: str, tags: str | None, pairs: tuple, store_timestamp: int,
+                      delays: tuple[int, ...]) -> int:
+    """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash.
+
+    `pairs` are the stored properties: a message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY there.
+    """
+    if topic == SCHEDULE_TOPIC:
+        level = compute_clamped_delay_level(int(dict(pairs).get(PROPERTY_DELAY_TIME_LEVEL) or 0), delays)
+        if level > 0:
+            return compute_deliver_timestamp(delays, level, store_timestamp)
+    return java_string_hash(tags)
+
+
+def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...]) -> tuple[Store, tuple]:
+    """[ST-06] Append a drafted record to the commit log and its unit to the consume queue of its topic and queue
+    id, assigning the queue offset, the physical offset and the msg id; return the new store and the record."""
+    topic, queue_id, pairs = draft[RECORD_TOPIC], draft[RECORD_QUEUE_ID], draft[RECORD_PROPERTIES]
+    key = (topic, queue_id)
+    queue = store.consume_queues.get(key, EMPTY_QUEUE)
+    physical, log = store.next_physical_offset, store.commit_log
+    assigned = (len(queue), physical, compute_message_id(physical))
+    record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
+    size = compute_stored_size(draft[RECORD_BODY], pairs)
+    tags_code = compute_tags_code(topic, draft[RECORD_TAGS], pairs, draft[RECORD_STORE_TIMESTAMP], delays)
+    queue = queue.append((physical, size, tags_code, now, len(log)))
+    schedule_queues = store.schedule_queues
+    if topic == SCHEDULE_TOPIC:
+        missing = queue_id + 1 - len(schedule_queues)
+        if missing > 0:
+            schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing)
+        schedule_queues = schedule_queues.set(queue_id, queue)
+    store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
+    return store, record
 
 
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
@@ -182,25 +218,7 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     else:
         topic, queue_id = message.topic, message.queue_id
         properties = message.properties if stored_properties is None else stored_properties
-    physical = store.next_physical_offset
-    key = (topic, queue_id)
-    queue = store.consume_queues.get(key, EMPTY_QUEUE)
-    log = store.commit_log
-    stored = Message(topic, message.body, message.tags, properties, queue_id, len(queue), physical,
-                     compute_message_id(physical), message.reconsume_times, message.flag, message.born_timestamp,
-                     now + clock_lead)
-    record = compute_log_record(stored)
-    if level > 0:
-        tags_code = compute_deliver_timestamp(delays, level, stored.store_timestamp)
-    elif topic == SCHEDULE_TOPIC:
-        tags_code = compute_tags_code(stored, delays)
-    else:
-        tags_code = java_string_hash(stored.tags)
-    size = compute_stored_size(stored.body, record[RECORD_PROPERTIES])
-    queue = queue.append((physical, size, tags_code, now, len(log)))
-    schedule_queues = store.schedule_queues
-    if topic == SCHEDULE_TOPIC:
-        missing = queue_id + 1 - len(schedule_queues)
-        schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing).set(queue_id, queue)
-    store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
-    return store, stored
+    draft = compute_draft_record(topic, message.body, message.tags, tuple(properties.items()), queue_id,
+                                 message.reconsume_times, message.flag, message.born_timestamp, now + clock_lead)
+    store, record = append_record(store, draft, now, delays)
+    return store, Message(topic, message.body, message.tags, properties, *record[RECORD_QUEUE_ID:])

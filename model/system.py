@@ -126,7 +126,7 @@ def process_next(system: System) -> tuple[System, list]:
         system = evolve(system, now=max(system.now, schedule_time))
         broker, deliveries = on_schedule_timer(system.broker, system.config, system.now)
         arrivals = [DlqArrival(d.delivered, system.now, ("SY-05",))
-                    for d in deliveries if is_dlq_topic(d.delivered.topic)]
+                    for d in deliveries if is_dlq_topic(d.topic)]
         return evolve(system, broker=broker), arrivals
     (at, _seq), item, timers = heap_pop(system.timers)
     system = evolve(system, timers=timers, now=max(system.now, at))

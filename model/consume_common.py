@@ -66,10 +66,7 @@ def replace_cached(pq, msgs):
     """Java mutates the cached objects in place (topic reset, CONSUME_START_TIME, local reconsumeTimes + 1);
     here the cached values are replaced by the changed ones, only where the offset is still cached."""
     tree = pq.msg_tree_map
-    for msg in msgs:
-        if msg.queue_offset in tree:
-            tree = tree.set(msg.queue_offset, msg)
-    return evolve(pq, msg_tree_map=tree)
+    return evolve(pq, msg_tree_map=tree.update([(msg.queue_offset, msg) for msg in msgs if msg.queue_offset in tree]))
 
 
 def start_listener(system: System, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],

@@ -57,14 +57,18 @@ def put_message(pq: ProcessQueue, msgs: Iterable[Message]) -> Outcome:
     the maximum [PQ-02]. The caller must dispatch iff the tree is non-empty and the queue was not already
     consuming, which sets `consuming` [PQ-03].
     """
+    msgs = tuple(msgs)
     tree, added, size, offset_max = pq.msg_tree_map, 0, pq.msg_size, pq.queue_offset_max
+    highest, seen = (tree.last_key() if tree else None), set()
     for msg in msgs:
-        bigger = tree.set(msg.queue_offset, msg)
-        if len(bigger) > len(tree):
+        offset = msg.queue_offset
+        if offset not in seen and (highest is None or offset > highest or offset not in tree):
+            seen.add(offset)
             added += 1
-            offset_max = msg.queue_offset
+            offset_max = offset
             size += len(msg.body)
-        tree = bigger
+    # One run: a pulled batch copies each tree node it lands in once, not once per message.
+    tree = tree.update([(msg.queue_offset, msg) for msg in msgs])
     dispatch = bool(tree) and not pq.consuming
     pq = evolve(pq, msg_tree_map=tree, msg_count=pq.msg_count + added, msg_size=size,
                 queue_offset_max=offset_max, consuming=pq.consuming or dispatch)

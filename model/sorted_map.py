@@ -23,10 +23,14 @@ HALF_WIDTH = MAX_WIDTH // 2
 
 
 def _split(first: tuple, second: tuple) -> tuple[tuple, ...]:
-    """One node from two parallel tuples, or two halves when they outgrew MAX_WIDTH."""
-    if len(first) <= MAX_WIDTH:
+    """One node from two parallel tuples, or as few nodes of near-equal width (at least HALF_WIDTH) as keep every
+    one within MAX_WIDTH."""
+    count = len(first)
+    if count <= MAX_WIDTH:
         return ((first, second),)
-    return (first[:HALF_WIDTH], second[:HALF_WIDTH]), (first[HALF_WIDTH:], second[HALF_WIDTH:])
+    pieces = -(-count // MAX_WIDTH)
+    bounds = [count * piece // pieces for piece in range(pieces + 1)]
+    return tuple((first[start:end], second[start:end]) for start, end in zip(bounds, bounds[1:], strict=False))
 
 
 def _route(lows: tuple, key: int) -> int:
@@ -80,6 +84,39 @@ def _find_leaf(node: tuple, height: int, key: int) -> tuple:
     return node
 
 
+def _merge_leaf(leaf: tuple, keys: tuple, values: tuple) -> tuple[tuple, tuple, int]:
+    """A leaf's keys and values with a sorted run merged in (the run's value wins), and how many keys are new."""
+    old_keys, old_values = leaf
+    if keys[0] > old_keys[-1]:  # a pulled batch lands past every cached offset
+        return old_keys + keys, old_values + values, len(keys)
+    merged = dict(zip(old_keys, old_values, strict=True))
+    merged.update(zip(keys, values, strict=True))
+    ordered = tuple(sorted(merged))
+    return ordered, tuple(merged[key] for key in ordered), len(merged) - len(old_keys)
+
+
+def _insert_run(node: tuple, height: int, keys: tuple, values: tuple) -> tuple[tuple[tuple, ...], int]:
+    """The node(s) replacing `node` after inserting a sorted run of distinct keys, and how many keys are new. Each
+    node on the run's paths is copied once, not once per key."""
+    if height == 0:
+        merged_keys, merged_values, added = _merge_leaf(node, keys, values)
+        return _split(merged_keys, merged_values), added
+    lows, children = node
+    first, last = _route(lows, keys[0]), _route(lows, keys[-1])
+    cuts = [0] + [bisect_left(keys, low) for low in lows[first + 1:last + 1]] + [len(keys)]
+    parts, added = list(children[:first]), 0
+    for index in range(first, last + 1):
+        start, end = cuts[index - first], cuts[index - first + 1]
+        if start == end:
+            parts.append(children[index])
+            continue
+        replaced, child_added = _insert_run(children[index], height - 1, keys[start:end], values[start:end])
+        parts.extend(replaced)
+        added += child_added
+    parts.extend(children[last + 1:])
+    return _split(tuple(part[0][0] for part in parts), tuple(parts)), added
+
+
 def _iterate(node: tuple, height: int) -> Iterator[tuple[int, object]]:
     if height == 0:
         yield from zip(*node, strict=True)
@@ -99,9 +136,8 @@ class SortedMap:
 
     def __init__(self, items: Iterable[tuple[int, object]] = ()) -> None:
         self._root, self._height, self._size = None, 0, 0
-        for key, value in items:
-            built = self.set(key, value)
-            self._root, self._height, self._size = built._root, built._height, built._size
+        built = self.update(items)
+        self._root, self._height, self._size = built._root, built._height, built._size
 
     @classmethod
     def _of(cls, root: tuple | None, height: int, size: int) -> SortedMap:
@@ -153,10 +189,18 @@ class SortedMap:
         return SortedMap._of(root, self._height, self._size - 1) if removed else self
 
     def update(self, items: Iterable[tuple[int, object]]) -> SortedMap:
-        result = self
-        for key, value in items:
-            result = result.set(key, value)
-        return result
+        """The map with every item set (a later value for a key wins), as one run: each node is copied once."""
+        run = sorted(dict(items).items())
+        if not run:
+            return self
+        keys, values = tuple(key for key, _ in run), tuple(value for _, value in run)
+        if self._root is None:
+            parts, added, height = _split(keys, values), len(keys), 0
+        else:
+            (parts, added), height = _insert_run(self._root, self._height, keys, values), self._height
+        while len(parts) > 1:
+            parts, height = _split(tuple(part[0][0] for part in parts), parts), height + 1
+        return SortedMap._of(parts[0], height, self._size + added)
 
     def first_key(self) -> int:
         if self._root is None:

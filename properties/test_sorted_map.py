@@ -15,6 +15,7 @@ OPERATIONS = st.lists(
         st.tuples(st.just("set"), KEYS, st.integers()),
         st.tuples(st.just("discard"), KEYS, st.none()),
         st.tuples(st.just("pop_lowest"), st.integers(0, 6), st.none()),
+        st.tuples(st.just("update"), st.lists(st.tuples(KEYS, st.integers()), max_size=150), st.none()),
     ),
     max_size=400,
 )
@@ -49,8 +50,9 @@ def check_shape(current: SortedMap, size: int) -> None:
 
 @given(OPERATIONS)
 def test_sorted_map_behaves_like_a_sorted_dict(operations):
-    """Every operation agrees with a dict; every earlier version is unchanged (persistence); the tree keeps its
-    B+tree shape. Up to 400 keys: enough for leaves and inner nodes to split (MAX_WIDTH is 64)."""
+    """Every operation agrees with a dict (`update` sets a run of items at once, a later value for a key
+    winning); every earlier version is unchanged (persistence); the tree keeps its B+tree shape. Up to 601 keys:
+    enough for leaves and inner nodes to split (MAX_WIDTH is 64)."""
     current, oracle, largest = SortedMap(), {}, 0
     history = [(current, dict(oracle))]
     for name, argument, value in operations:
@@ -60,6 +62,9 @@ def test_sorted_map_behaves_like_a_sorted_dict(operations):
         elif name == "discard":
             current = current.discard(argument)
             oracle.pop(argument, None)
+        elif name == "update":
+            current = current.update(argument)
+            oracle.update(argument)
         else:
             taken, current = current.pop_lowest(argument)
             expected = sorted(oracle.items())[:argument]
@@ -85,9 +90,20 @@ def test_sorted_map_splits_and_shrinks(size, random, kept):
     empties and drops nodes; contents, order, size and shape agree with a dict throughout."""
     keys = list(range(size))
     random.shuffle(keys)
-    current = SortedMap((key, -key) for key in keys)
+    current = SortedMap()
+    for key in keys:
+        current = current.set(key, -key)
     assert current._height >= 1
     check_shape(current, size)
+    in_runs = SortedMap()
+    for start in range(0, size, 97):  # runs that land across many leaves of a tree that keeps growing
+        in_runs = in_runs.update((key, -key) for key in keys[start:start + 97])
+    assert list(in_runs.items()) == list(current.items())
+    check_shape(in_runs, size)
+    overwritten = in_runs.update((key, key) for key in keys[::3])  # existing keys, among them every inner low
+    expected = {key: -key for key in keys} | {key: key for key in keys[::3]}
+    assert list(overwritten.items()) == sorted(expected.items())
+    check_shape(overwritten, size)
     removed = keys[: int(size * (1 - kept))]
     for key in removed:
         current = current.discard(key)

@@ -93,8 +93,11 @@ def complete(system: System, event) -> tuple[System, list]:
     if back_failed:
         system, pq = resubmit_later(system, consumer, request, pq, back_failed)
         consumer = system.consumers[request.client_id]
-    back_offsets = {m.queue_offset for m in back_failed}
-    pq, offset = remove_message(pq, [m for m in request.messages if m.queue_offset not in back_offsets], system.now)
+    consumed = request.messages
+    if back_failed:
+        back_offsets = {m.queue_offset for m in back_failed}
+        consumed = [m for m in consumed if m.queue_offset not in back_offsets]
+    pq, offset = remove_message(pq, consumed, system.now)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(request.queue, pq))
     system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), requests=requests)
     processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,

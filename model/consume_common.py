@@ -54,12 +54,15 @@ def get_current_pq(consumer: ConsumerInstance, mq: MessageQueue, generation: int
     return None if pq is None or pq.dropped else pq
 
 
+GROUP_RETRY_TOPIC = get_retry_topic(GROUP)
+
+
 def reset_retry_and_namespace(msg: Message, group: str = GROUP) -> Message:
     """[CC-05] A message pulled from %RETRY%<group> that carries RETRY_TOPIC is shown under its original topic."""
+    if msg.topic != (GROUP_RETRY_TOPIC if group == GROUP else get_retry_topic(group)):
+        return msg
     retry_topic = msg.get_property(PROPERTY_RETRY_TOPIC)
-    if retry_topic is not None and msg.topic == get_retry_topic(group):
-        return evolve(msg, topic=retry_topic)
-    return msg
+    return msg if retry_topic is None else evolve(msg, topic=retry_topic)
 
 
 def replace_cached(pq, msgs):

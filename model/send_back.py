@@ -126,16 +126,15 @@ def compute_send_back_message(looked_up: Message, destination: MessageQueue, del
     [SB-08] RETRY_TOPIC is set only if absent, so it names the original topic across every retry.
     `delay_level` None leaves the looked-up DELAY as it is (the DLQ branch before 4.9.2, SB-11).
     """
-    properties = looked_up.properties
-    if PROPERTY_RETRY_TOPIC not in properties:
-        properties = properties.set(PROPERTY_RETRY_TOPIC, looked_up.topic)
-    properties = properties.set(PROPERTY_WAIT_STORE_MSG_OK, "false")
+    changes = {PROPERTY_WAIT_STORE_MSG_OK: "false",
+               PROPERTY_ORIGIN_MESSAGE_ID: compute_origin_message_id(looked_up, looked_up.msg_id)}
+    if PROPERTY_RETRY_TOPIC not in looked_up.properties:
+        changes[PROPERTY_RETRY_TOPIC] = looked_up.topic
     if delay_level is not None:
-        properties = properties.set(PROPERTY_DELAY_TIME_LEVEL, str(delay_level))
-    properties = properties.set(PROPERTY_ORIGIN_MESSAGE_ID, compute_origin_message_id(looked_up, looked_up.msg_id))
-    return Message(topic=destination.topic, body=looked_up.body, tags=looked_up.tags, properties=properties,
-                   queue_id=destination.queue_id, reconsume_times=looked_up.reconsume_times + 1,
-                   flag=looked_up.flag, born_timestamp=looked_up.born_timestamp)
+        changes[PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
+    return Message(destination.topic, looked_up.body, looked_up.tags, looked_up.properties.update(changes),
+                   destination.queue_id, -1, -1, "", looked_up.reconsume_times + 1, looked_up.flag,
+                   looked_up.born_timestamp)
 
 
 def refuse(broker: Broker, code: ResponseCode, remark: str, rules: tuple[str, ...]) -> tuple[Broker, SendBackResult]:

@@ -162,5 +162,7 @@ def step(system: System, event) -> tuple[System, list]:
     """[SY-01] The one transition of the whole system: an event in, the next state and what a user sees out."""
     if isinstance(event, Advance):
         return advance(system, event.until)
+    store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
-    return wake_parked_pulls(system), observations
+    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
+    return wake_parked_pulls(system, store), observations

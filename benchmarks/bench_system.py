@@ -27,7 +27,6 @@ from model.config import Config  # noqa: E402
 from model.drain import drain  # noqa: E402
 from model.system import create_system, step  # noqa: E402
 
-
 # The two answers, built once: the listener is the benchmark's own code, and its cost is counted in the rate.
 SUCCESS, LATER = ListenerResult(ConsumeStatus.CONSUME_SUCCESS), ListenerResult(ConsumeStatus.RECONSUME_LATER)
 

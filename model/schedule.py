@@ -7,6 +7,9 @@ from that, the head unit of the level's consume queue and the profile's re-check
 
 from __future__ import annotations
 
+from functools import partial
+from itertools import compress
+from operator import is_not
 from typing import TYPE_CHECKING
 
 from attrs import field, frozen
@@ -37,6 +40,8 @@ from model.store import (
 
 if TYPE_CHECKING:
     from model.broker import Broker
+
+_is_not_none = partial(is_not, None)
 
 FIRST_DELAY_TIME = 1000
 DELAY_FOR_A_WHILE = 100
@@ -198,7 +203,8 @@ def compute_due_cache(broker: Broker, config: Config) -> DueCache:
         return create_due_cache(state, broker.store.schedule_queues, tuple(dues))
     dues, earliest, seen = list(cache.dues), cache.earliest, cache.queues
     dues.extend([None] * (len(queues) - len(dues)))
-    changed = [index for index, (queue, old) in enumerate(zip(queues, seen, strict=False)) if queue is not old]
+    # The levels whose queue is another object than the cache saw (the comparison runs in C: it runs per event).
+    changed = list(compress(range(len(seen)), map(is_not, queues, seen)))
     changed.extend(range(len(seen), len(queues)))
     for index in changed:
         if dues[index] is None:
@@ -219,7 +225,7 @@ def compute_fresh_level_due(state: ScheduleState, config: Config, index: int, qu
 
 
 def create_due_cache(state: ScheduleState, queues: PVector, dues: tuple) -> DueCache:
-    earliest = min([due for due in dues if due is not None], default=None)
+    earliest = min(filter(_is_not_none, dues), default=None)
     return DueCache(queues, state.tasks, state.persisted_offsets, state.started_at, dues, earliest)
 
 

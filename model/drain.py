@@ -63,10 +63,16 @@ def is_quiescent(system: System) -> bool:
     return bool(system.consumers)
 
 
-def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000) -> tuple[System, list, int]:
+def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000,
+          observe: Callable[[list], object] | None = None) -> tuple[System, list, int]:
     """[SY-03] Complete running listeners with `listener`, deliver held one-way commits, fire timers in time
-    order, until quiescent. Returns (system, observations, events processed)."""
+    order, until quiescent. Returns (system, observations, events processed).
+
+    `observe`, if given, receives each event's observations as they happen, and the returned list stays empty:
+    a long run's list would hold every observation to the end, and CPython's full collections walk it all.
+    """
     observations, events, woken_store = [], 0, None
+    keep = observations.extend if observe is None else observe
     while not is_quiescent(system):
         events += 1
         if events > max_events:
@@ -83,5 +89,5 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             system = wake_parked_pulls(system, woken_store)
         # Every branch ends with a wake of held pulls (step wakes them too).
         woken_store = system.broker.store
-        observations.extend(seen)
+        keep(seen)
     return evolve(system), observations, events

@@ -314,3 +314,18 @@ def test_each_topic_is_allocated_on_its_own(topic_queues, retry_queues, n_member
             expected |= set(allocate_averagely_oracle(sorted(q for q in queues if q.topic == topic), sorted(members),
                                                       member))
         assert compute_allocation(system, member) == expected
+
+
+def test_drain_streams_observations_to_observe():
+    """[SY-03] With `observe`, drain hands over each event's observations as they happen and keeps none: the same
+    observations in the same order, the same end state and event count as a drain that collects them."""
+    system = create_system(Config(max_reconsume_times=2), ("c1", "c2"), topic_queue_nums=2)
+    system, _ = run(system, *[Produce(f"k{i}", i % 2) for i in range(12)])
+    fail_some = lambda r: CompleteConsume(r.request_id, FAIL if r.messages[0].uniq_key in ("k3", "k7") else  # noqa: E731
+                                          ListenerResult())
+    collected_system, collected, collected_events = drain(system, fail_some)
+    streamed = []
+    streamed_system, kept, streamed_events = drain(system, fail_some, observe=streamed.extend)
+    assert kept == [] and streamed == collected and len(streamed) > 12
+    assert streamed_events == collected_events and streamed_system.now == collected_system.now
+    assert any(isinstance(o, SendBackOutcome) for o in streamed)

@@ -98,8 +98,8 @@ def complete(system: System, event) -> tuple[System, list]:
         back_offsets = {m.queue_offset for m in back_failed}
         consumed = [m for m in consumed if m.queue_offset not in back_offsets]
     pq, offset = remove_message(pq, consumed, system.now)
-    consumer = evolve(consumer, process_queues=consumer.process_queues.set(request.queue, pq))
-    system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), requests=requests)
+    system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), pq,
+                                    requests=requests)
     processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,
                                  rules + ("CC-08",))
     return system, [processed] + observations + updated

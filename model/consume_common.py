@@ -87,20 +87,20 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
     Consume threads are not a bottleneck in the model: a request starts the moment it is submitted. The requests
     of one pulled batch start together, so the instance and the system are copied once for all of them.
     """
-    now = system.now
-    stamp = str(now)
+    now, client_id, incarnation = system.now, consumer.client_id, consumer.incarnation
+    stamp, invoked_rules = str(now), rules + ("CC-05",)
     generation = consumer.generations[mq]
     request_id, started, invoked = system.next_request_id, [], []
     requests = system.requests.mutate()
     for chunk in chunks:
-        seen = tuple(
-            evolve(m, topic=t.topic, properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
-            for m in chunk for t in (reset_retry_and_namespace(m),)
-        )
+        seen = tuple([
+            evolve(m, topic=reset_retry_and_namespace(m).topic,
+                   properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
+            for m in chunk
+        ])
         started.extend(seen)
-        requests[request_id] = ConsumeRequest(request_id, consumer.client_id, consumer.incarnation, mq, generation,
-                                              seen, now)
-        invoked.append(ListenerInvoked(consumer.client_id, request_id, mq, seen, now, rules + ("CC-05",)))
+        requests[request_id] = ConsumeRequest(request_id, client_id, incarnation, mq, generation, seen, now)
+        invoked.append(ListenerInvoked(client_id, request_id, mq, seen, now, invoked_rules))
         request_id += 1
     pq = replace_cached(consumer.process_queues[mq], started)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
@@ -110,21 +110,25 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
 
 
 def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, offset: int,
-                  increase_only: bool, rules: tuple[str, ...], **changes) -> tuple[System, list]:
+                  increase_only: bool, rules: tuple[str, ...], pq=None, **changes) -> tuple[System, list]:
     """[CC-08] removeMessage's offset goes to the offset store (increase-only for concurrently) if it is >= 0.
 
-    `consumer` may be a changed copy of the system's instance; it is stored with the offset, and `changes` to other
-    fields of the system go into the same copy."""
-    if offset < 0:
-        return put_consumer(system, consumer, **changes), []
-    store = update_offset(consumer.offset_store, mq, offset, increase_only)
-    current = store.offsets[mq].value
-    lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-    observed = [OffsetUpdated(consumer.client_id, mq, current, system.now, rules, lifetime)]
-    if store is consumer.offset_store and system.consumers.get(consumer.client_id) is consumer:
-        # an increase-only update that kept the value: nothing to copy
+    `consumer` may be a changed copy of the system's instance; it is stored with the offset, and so are `pq` (the
+    queue's new ProcessQueue, if given) and `changes` to other fields of the system: one copy of each."""
+    consumer_changes = {} if pq is None else {"process_queues": consumer.process_queues.set(mq, pq)}
+    observed = []
+    if offset >= 0:
+        store = update_offset(consumer.offset_store, mq, offset, increase_only)
+        lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
+        observed.append(OffsetUpdated(consumer.client_id, mq, store.offsets[mq].value, system.now, rules, lifetime))
+        if store is not consumer.offset_store:
+            consumer_changes["offset_store"] = store
+    if consumer_changes:
+        consumer = evolve(consumer, **consumer_changes)
+    elif system.consumers.get(consumer.client_id) is consumer:
+        # nothing of the instance changed (an increase-only update that kept the value): nothing to copy
         return (evolve(system, **changes) if changes else system), observed
-    return put_consumer(system, evolve(consumer, offset_store=store), **changes), observed
+    return put_consumer(system, consumer, **changes), observed
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:

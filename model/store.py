@@ -178,9 +178,12 @@ def compute_tags_code(topic: str, tags: str | None, pairs: tuple, store_timestam
     return java_string_hash(tags)
 
 
-def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...]) -> tuple[Store, tuple]:
+def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
+                  tags_code: int | None = None) -> tuple[Store, tuple]:
     """[ST-06] Append a drafted record to the commit log and its unit to the consume queue of its topic and queue
-    id, assigning the queue offset, the physical offset and the msg id; return the new store and the record."""
+    id, assigning the queue offset, the physical offset and the msg id; return the new store and the record.
+
+    `tags_code` is the unit's tags code when the caller already knows it (ST-03), else it is computed here."""
     topic, queue_id, pairs = draft[RECORD_TOPIC], draft[RECORD_QUEUE_ID], draft[RECORD_PROPERTIES]
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
@@ -188,7 +191,8 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...])
     assigned = (len(queue), physical, compute_message_id(physical))
     record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
     size = compute_stored_size(draft[RECORD_BODY], pairs)
-    tags_code = compute_tags_code(topic, draft[RECORD_TAGS], pairs, draft[RECORD_STORE_TIMESTAMP], delays)
+    if tags_code is None:
+        tags_code = compute_tags_code(topic, draft[RECORD_TAGS], pairs, draft[RECORD_STORE_TIMESTAMP], delays)
     queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
@@ -218,7 +222,10 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     else:
         topic, queue_id = message.topic, message.queue_id
         properties = message.properties if stored_properties is None else stored_properties
+    stored_at = now + clock_lead
     draft = compute_draft_record(topic, message.body, message.tags, tuple(properties.items()), queue_id,
-                                 message.reconsume_times, message.flag, message.born_timestamp, now + clock_lead)
-    store, record = append_record(store, draft, now, delays)
+                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at)
+    # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
+    tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
+    store, record = append_record(store, draft, now, delays, tags_code)
     return store, Message(topic, message.body, message.tags, properties, *record[RECORD_QUEUE_ID:])

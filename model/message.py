@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import immutables
 from attrs import field, frozen
@@ -48,36 +49,15 @@ def remove_property(properties: Mapping, key: str) -> Mapping:
     return discard(properties, key)
 
 
-@frozen(cache_hash=True)
-class MessageQueue:
+class MessageQueue(NamedTuple):
     """A queue of a topic on the (one modelled) broker, ordered by (topic, queue id).
 
-    A map key and a sort key in every step: its hash is computed once, and the comparisons are written out
-    because attrs' generated ones build two tuples through a generic helper on every call.
+    A named tuple, not an attrs record: it is a map key about eleven times per consumed message, and a tuple hashes
+    and compares in C where attrs' `__hash__` and `__eq__` are Python calls (callgrind: 2.7 % of bench_system).
     """
 
     topic: str
     queue_id: int
-
-    def __lt__(self, other: MessageQueue) -> bool:
-        if other.__class__ is not MessageQueue:
-            return NotImplemented
-        return (self.topic, self.queue_id) < (other.topic, other.queue_id)
-
-    def __le__(self, other: MessageQueue) -> bool:
-        if other.__class__ is not MessageQueue:
-            return NotImplemented
-        return (self.topic, self.queue_id) <= (other.topic, other.queue_id)
-
-    def __gt__(self, other: MessageQueue) -> bool:
-        if other.__class__ is not MessageQueue:
-            return NotImplemented
-        return (self.topic, self.queue_id) > (other.topic, other.queue_id)
-
-    def __ge__(self, other: MessageQueue) -> bool:
-        if other.__class__ is not MessageQueue:
-            return NotImplemented
-        return (self.topic, self.queue_id) >= (other.topic, other.queue_id)
 
 
 @frozen(slots=False)

@@ -18,15 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hypothesis import HealthCheck, settings  # noqa: E402
-from hypothesis.stateful import invariant, run_state_machine_as_test  # noqa: E402
-
 from benchmarks.harness import print_rates  # noqa: E402
 from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce  # noqa: E402
 from model.config import Config  # noqa: E402
 from model.drain import drain  # noqa: E402
 from model.system import create_system, step  # noqa: E402
-from properties.test_system import ConsumerGroup  # noqa: E402
 
 
 def listener(request):
@@ -47,27 +43,34 @@ def run(n: int) -> tuple[int, float, float]:
     return events + n, time.perf_counter() - start, time.process_time() - cpu_start
 
 
-class CountedConsumerGroup(ConsumerGroup):
-    """The machine of properties/test_system.py, counting its steps (an invariant runs after every rule)."""
-
-    steps = 0
-
-    @invariant()
-    def count_step(self):
-        CountedConsumerGroup.steps += 1
-
-
 def measure_machine(examples: int = 20, step_count: int = 30) -> float:
     """Steps/s of the system machine under Hypothesis with the suite's `fast` budget, derandomized so that runs
     compare (generation, execution, invariants; no database)."""
+    # Imported only now, after the rate runs: Hypothesis and pytest make the process's heap several times larger,
+    # and every full collection during the rate runs would walk it (65 ms each, as long as a whole 1k run).
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import invariant, run_state_machine_as_test
+
+    from properties.test_system import ConsumerGroup
+
+    class CountedConsumerGroup(ConsumerGroup):
+        """The machine of properties/test_system.py, counting its steps (an invariant runs after every rule)."""
+
+        steps = 0
+
+        @invariant()
+        def count_step(self):
+            CountedConsumerGroup.steps += 1
+
     budget = settings(max_examples=examples, stateful_step_count=step_count, deadline=None, database=None,
                       derandomize=True, suppress_health_check=list(HealthCheck))
     start, cpu_start = time.perf_counter(), time.process_time()
     run_state_machine_as_test(CountedConsumerGroup, settings=budget)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    rate = CountedConsumerGroup.steps / elapsed
-    print(f"system state machine: {CountedConsumerGroup.steps} steps in {elapsed:.2f} s = {rate:,.0f} steps/s "
-          f"(CPU: {CountedConsumerGroup.steps / cpu:,.0f} steps/s; {examples} examples of up to {step_count} steps)")
+    steps = CountedConsumerGroup.steps
+    rate = steps / elapsed
+    print(f"system state machine: {steps} steps in {elapsed:.2f} s = {rate:,.0f} steps/s "
+          f"(CPU: {steps / cpu:,.0f} steps/s; {examples} examples of up to {step_count} steps)")
     return rate
 
 

@@ -23,6 +23,8 @@ from model.message import (
 )
 from model.offset_store import update_offset
 from model.records import evolve
+from model.retry_send import compute_fallback_retry_message, on_send_retry_message
+from model.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
 from model.timers import heap_push
 
 
@@ -134,8 +136,6 @@ def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails:
     """[CC-06] DefaultMQPushConsumerImpl.sendMessageBack: the CONSUMER_SEND_MSG_BACK RPC, and when it fails
     (or answers anything but SUCCESS) the client fallback: a producer send of a new message to %RETRY%<group>
     at level 3 + reconsumeTimes. Returns False only when both failed."""
-    from model.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
-
     config, now = system.config, system.now
     if not rpc_fails:
         request = compute_send_back_request(msg, GROUP, config, delay_level)
@@ -151,8 +151,6 @@ def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails:
 
 def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[str, ...]) -> tuple[System, bool, list]:
     """[CC-06] The fallback producer send; a refused send counts as a failure (the producer throws)."""
-    from model.retry_send import ResponseCode, compute_fallback_retry_message, on_send_retry_message
-
     now = system.now
     retry, header_times, header_max = compute_fallback_retry_message(msg, GROUP, system.config)
     broker, result = on_send_retry_message(system.broker, system.config, retry, header_times, header_max, now,

@@ -62,7 +62,7 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     while position < end and len(found) < batch:
         unit = queue[position]
         if matches_tag_code(system, mq, unit[UNIT_TAGS_CODE]):
-            found.append(store.read_message(unit[UNIT_LOG_INDEX]))
+            found.append(store.get_message_at(unit[UNIT_LOG_INDEX]))
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
 

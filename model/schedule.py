@@ -236,7 +236,7 @@ def compute_message_timeup(scheduled: Message) -> tuple[Message, Mapping]:
 def process_delivery(store: Store, config: Config, level: int, offset: int, unit: tuple, now: int,
                      rewound: bool) -> tuple[Store, Delivery]:
     """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
-    scheduled = store.read_message(unit[UNIT_LOG_INDEX])
+    scheduled = store.get_message_at(unit[UNIT_LOG_INDEX])
     inner, properties_string = compute_message_timeup(scheduled)
     store, delivered = put_message(store, inner, now, config.delay_levels, stored_properties=properties_string)
     rules = ("DT-02", "DT-05", "DT-06")

@@ -117,7 +117,7 @@ class SortedMap:
     def __bool__(self) -> bool:
         return self._size > 0
 
-    def _find_value(self, key: int, default: object, missing: object) -> object:
+    def _find_value(self, key: int, missing: object) -> object:
         if self._root is None:
             return missing
         keys, values = _find_leaf(self._root, self._height, key)
@@ -125,14 +125,14 @@ class SortedMap:
         return values[index] if index < len(keys) and keys[index] == key else missing
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, int) and self._find_value(key, None, _MISSING) is not _MISSING
+        return isinstance(key, int) and self._find_value(key, _MISSING) is not _MISSING
 
     def get(self, key: int, default: object = None) -> object:
-        value = self._find_value(key, default, _MISSING)
+        value = self._find_value(key, _MISSING)
         return default if value is _MISSING else value
 
     def __getitem__(self, key: int) -> object:
-        value = self._find_value(key, None, _MISSING)
+        value = self._find_value(key, _MISSING)
         if value is _MISSING:
             raise KeyError(key)
         return value

@@ -80,7 +80,7 @@ def compute_log_record(message: Message) -> tuple:
             message.born_timestamp, message.store_timestamp)
 
 
-def read_log_record(record: tuple) -> Message:
+def compute_logged_message(record: tuple) -> Message:
     """The message a commit-log record holds (the inverse of compute_log_record)."""
     return Message(record[0], record[1], record[2], immutables.Map(record[3]), *record[4:])
 
@@ -112,21 +112,21 @@ class Store:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
         index = self.commit_log.bisect_left(commit_log_offset, RECORD_COMMIT_LOG_OFFSET)
         if index < len(self.commit_log) and self.commit_log[index][RECORD_COMMIT_LOG_OFFSET] == commit_log_offset:
-            return read_log_record(self.commit_log[index])
+            return compute_logged_message(self.commit_log[index])
         return None
 
-    def read_message(self, log_index: int) -> Message:
+    def get_message_at(self, log_index: int) -> Message:
         """The message at a position of the commit log (a consume-queue unit's UNIT_LOG_INDEX)."""
-        return read_log_record(self.commit_log[log_index])
+        return compute_logged_message(self.commit_log[log_index])
 
     def get_messages(self) -> Iterator[Message]:
         """Every stored message, in commit-log order."""
-        return map(read_log_record, self.commit_log)
+        return map(compute_logged_message, self.commit_log)
 
     def get_message(self, topic: str, queue_id: int, queue_offset: int) -> Message | None:
         queue = self.get_queue_units(topic, queue_id)
         if 0 <= queue_offset < len(queue):
-            return self.read_message(queue[queue_offset][UNIT_LOG_INDEX])
+            return self.get_message_at(queue[queue_offset][UNIT_LOG_INDEX])
         return None
 
 

@@ -70,9 +70,9 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
         [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
     )
     records = load.read_records(spark, warehouse)
-    runs = transform.select_runs(records).cache()
-    cases = transform.with_configuration(transform.select_observations(records), runs).cache()
-    failures = transform.select_failures(cases).cache()
+    runs = transform.select_runs(records)
+    cases = transform.with_configuration(transform.select_observations(records), runs)
+    failures = transform.select_failures(cases)
     outputs = {
         "coverage": transform.compute_coverage(cases, failures, rules_frame),
         "failures": failures,
@@ -82,9 +82,11 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
     }
     found = {}
     for name, frame in outputs.items():
-        frame = frame.cache()
-        load.write_output(frame, tables, name)
-        found[name] = collect(frame)
+        # Each aggregate is small: computed once (collected) and written from the driver's copy, so nothing is
+        # computed twice or cached (measured: caching the cases costs more than rescanning the columns it reads).
+        rows = frame.collect()
+        load.write_output(spark.createDataFrame(rows, frame.schema), tables, name)
+        found[name] = [row.asDict(recursive=True) for row in rows]
     quarantine = transform.select_quarantine(records)
     shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
     by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}

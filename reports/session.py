@@ -12,6 +12,7 @@ LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 # Local mode: all cores, no web UI, driver bound to loopback (no network needed, nothing exposed), quiet logs.
 # Aggregates are tiny after the (parallel) scan and partial aggregation, so one shuffle partition, and no adaptive
 # execution: re-planning every stage costs more than it saves on report-sized data (measured: 3x slower).
+# Whole-stage code generation stays on: without it the 50k-line incremental job used ~25% more CPU (measured).
 LOCAL_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

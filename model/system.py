@@ -30,6 +30,7 @@ from model.cluster import (
 from model.config import Config
 from model.consume_common import get_current_pq, get_live_consumer
 from model.consume_service import get_consume_service
+from model.fast_forward import fast_forward as forward_idle_timers
 from model.message import create_message, get_retry_topic, is_dlq_topic, java_string_hash
 from model.pull import commit_broker_offset, process_pull, wake_parked_pulls
 from model.rebalance import crash, process_offset_illegal_fix, process_persist, process_rebalance_due, set_members
@@ -133,14 +134,25 @@ def process_next(system: System) -> tuple[System, list]:
     return TIMER_HANDLERS[type(item)](system, item)
 
 
-def advance(system: System, until: int) -> tuple[System, list]:
+def process_due(system: System, until: int | None, fast_forward: bool, **window) -> tuple[System, list, int]:
+    """[SY-01] Fire the earliest timer — or, with `fast_forward` and an idle system, the whole run of idle timers
+    up to the next other event (model/fast_forward.py; the same result). Returns (system, observations, fired)."""
+    if fast_forward:
+        system, seen, fired = forward_idle_timers(system, until, **window)
+        if fired:
+            return system, seen, fired
+    system, seen = process_next(system)
+    return system, seen, 1
+
+
+def advance(system: System, until: int, *, fast_forward: bool = True) -> tuple[System, list]:
     """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`."""
     observations, woken_store = [], None
     while True:
         at = get_next_time(system)
         if at is None or at > until:
             break
-        system, seen = process_next(system)
+        system, seen, _ = process_due(system, until, fast_forward)
         system = wake_parked_pulls(system, woken_store)
         woken_store = system.broker.store
         observations.extend(seen)
@@ -158,9 +170,9 @@ EVENT_HANDLERS: dict[type, Callable] = {
 }
 
 
-def step(system: System, event) -> tuple[System, list]:
+def step(system: System, event, *, fast_forward: bool = True) -> tuple[System, list]:
     """[SY-01] The one transition of the whole system: an event in, the next state and what a user sees out."""
     if isinstance(event, Advance):
-        return advance(system, event.until)
+        return advance(system, event.until, fast_forward=fast_forward)
     system, observations = EVENT_HANDLERS[type(event)](system, event)
     return wake_parked_pulls(system), observations

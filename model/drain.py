@@ -18,8 +18,8 @@ from model.offset_store import get_offset
 from model.pull import wake_parked_pulls
 from model.rebalance import get_subscribed_queues
 from model.records import evolve
-from model.schedule import has_due_levels
-from model.system import get_next_time, process_due, step
+from model.schedule import get_next_schedule_time, has_due_levels
+from model.system import compute_next_time, process_due, step
 
 Listener = Callable[[ConsumeRequest], CompleteConsume]
 
@@ -78,11 +78,12 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             system, seen = step(system, listener(request))
         elif len(system.oneway):
             system, seen = step(system, DeliverOneway(0))
-        elif get_next_time(system) is None:
-            raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
         else:
+            schedule_time = get_next_schedule_time(system.broker, system.config)
+            if compute_next_time(system, schedule_time) is None:
+                raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
             # A fast-forward stops where quiescence could begin and within the event budget.
-            system, seen, fired = process_due(system, None, fast_forward, stop_on_change=True,
+            system, seen, fired = process_due(system, None, fast_forward, schedule_time, stop_on_change=True,
                                               limit=max_events - events + 1)
             events += fired - 1
             system = wake_parked_pulls(system, woken_store)

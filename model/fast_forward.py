@@ -38,7 +38,6 @@ from model.process_queue import get_expired_head_messages, is_pull_expired
 from model.pull import BROKER_SUSPEND_MAX_TIME_MILLIS, compute_flow_control
 from model.rebalance import REBALANCE_INTERVAL_MILLIS, compute_allocation
 from model.records import evolve
-from model.schedule import get_next_schedule_time
 from model.timers import get_heap_items, heap_from_sorted, heap_peek
 
 IDLE_KINDS = (PullDue, PersistDue, RebalanceDue, ServiceTimer)
@@ -130,20 +129,20 @@ def is_still_flow_controlled(system: System, key: tuple, parked: tuple) -> bool:
     return compute_flow_control(system, client_id, mq, pq)[0] is not None
 
 
-def fast_forward(system: System, until: int | None = None, *, stop_on_change: bool = False,
+def fast_forward(system: System, until: int | None, schedule_time: int | None, *, stop_on_change: bool = False,
                  limit: int | None = None) -> tuple[System, list, int]:
-    """[SY-01] Fire the idle timers due at or before `until` (None: no bound), before the broker's delay timer,
+    """[SY-01] Fire the idle timers due at or before `until` (None: no bound), before the broker's delay timer
+    (next due at `schedule_time`, from model.schedule.get_next_schedule_time),
     at most `limit` of them, stopping after one that changed an offset or the one-way queue if `stop_on_change`
     (drain checks quiescence between timers); returns (system, observations, timers fired) — 0 fired when the
     system is not idle or its next timer is not an idle one, and then the system is the one given."""
     peeked = heap_peek(system.timers)
     if peeked is None or not isinstance(peeked[1], IDLE_KINDS) or (until is not None and peeked[0][0] > until):
         return system, [], 0
-    bound = get_next_schedule_time(system.broker, system.config)
-    if (bound is not None and bound <= peeked[0][0]) or not is_idle(system):
+    if (schedule_time is not None and schedule_time <= peeked[0][0]) or not is_idle(system):
         return system, [], 0
     window = Window(system)
-    run_window(window, until, bound, stop_on_change, limit)
+    run_window(window, until, schedule_time, stop_on_change, limit)
     if not window.fired:
         return system, [], 0
     return close_window(window), window.observations, window.fired

@@ -31,8 +31,9 @@ from model.cluster import (
     PullDue,
     PullObserved,
     SetMembers,
+    System,
 )
-from model.config import ConsumeMode, MessageModel
+from model.config import Config, ConsumeMode, MessageModel
 from model.drain import drain, is_quiescent
 from model.message import get_retry_topic, is_retry_topic
 from model.process_queue import get_max_span
@@ -66,6 +67,12 @@ def sampled(choices: tuple) -> st.SearchStrategy:
     return st.sampled_from(choices)
 
 
+@functools.lru_cache(maxsize=64)
+def create_initial_system(config: Config, subscription: frozenset | None) -> System:
+    """The machine's first state: a value, so each configuration's is built once and shared by its test cases."""
+    return create_system(config, ("c1",), hold_oneway=True, subscription=subscription)
+
+
 class ConsumerGroup(RuleBasedStateMachine):
     """One topic of two queues, a group of up to three instances, and every user-visible guarantee."""
 
@@ -79,7 +86,7 @@ class ConsumerGroup(RuleBasedStateMachine):
     def start(self, data):
         retry_queue_nums = data.draw(sampled(tuple(self.retry_queue_nums)), label="retry_queue_nums")
         self.config = get_machine_config(**{"retry_queue_nums": retry_queue_nums, **self.overrides})
-        self.system = create_system(self.config, ("c1",), hold_oneway=True, subscription=self.subscription)
+        self.system = create_initial_system(self.config, self.subscription)
         self.ledger = Ledger(self.config, self.subscription)
         self.keys = 0
         self.deepest = {"reconsume": 0, "span": 0}

@@ -30,6 +30,7 @@ from model.cluster import (
 from model.config import Config
 from model.consume_common import get_current_pq, get_live_consumer
 from model.consume_service import get_consume_service
+from model.fast_forward import fast_forward as forward_idle_timers
 from model.message import create_message, get_retry_topic, is_dlq_topic, java_string_hash
 from model.pull import commit_broker_offset, process_pull, wake_parked_pulls
 from model.rebalance import crash, process_offset_illegal_fix, process_persist, process_rebalance_due, set_members
@@ -112,16 +113,25 @@ TIMER_HANDLERS: dict[type, Callable] = {
 
 def get_next_time(system: System) -> int | None:
     """[SY-01] The earliest time any timed component (client timers, the broker's delay timer) fires."""
-    peeked = heap_peek(system.timers)
-    schedule_time = get_next_schedule_time(system.broker, system.config)
-    times = [t for t in (peeked[0][0] if peeked else None, schedule_time) if t is not None]
-    return min(times) if times else None
+    return compute_next_time(system, get_next_schedule_time(system.broker, system.config))
+
+
+def compute_next_time(system: System, schedule_time: int | None) -> int | None:
+    """The earliest of the first client timer and the delay timer's next time `schedule_time`."""
+    if system.timers is None:
+        return schedule_time
+    at = heap_peek(system.timers)[0][0]
+    return at if schedule_time is None or at < schedule_time else schedule_time
 
 
 def process_next(system: System) -> tuple[System, list]:
     """Fire the earliest timer (the broker's delay timer first on a tie) at its time."""
+    return fire_next(system, get_next_schedule_time(system.broker, system.config))
+
+
+def fire_next(system: System, schedule_time: int | None) -> tuple[System, list]:
+    """process_next, given the delay timer's next time."""
     peeked = heap_peek(system.timers)
-    schedule_time = get_next_schedule_time(system.broker, system.config)
     if schedule_time is not None and (peeked is None or schedule_time <= peeked[0][0]):
         system = evolve(system, now=max(system.now, schedule_time))
         broker, deliveries = on_schedule_timer(system.broker, system.config, system.now)
@@ -133,14 +143,29 @@ def process_next(system: System) -> tuple[System, list]:
     return TIMER_HANDLERS[type(item)](system, item)
 
 
-def advance(system: System, until: int) -> tuple[System, list]:
+def process_due(system: System, until: int | None, fast_forward: bool, schedule_time: int | None,
+                **window) -> tuple[System, list, int]:
+    """[SY-01] Fire the earliest timer — or, with `fast_forward` and an idle system, the whole run of idle timers
+    up to the next other event (model/fast_forward.py; the same result). `schedule_time` is the delay timer's next
+    time. Returns (system, observations, fired)."""
+    if fast_forward:
+        system, seen, fired = forward_idle_timers(system, until, schedule_time, **window)
+        if fired:
+            return system, seen, fired
+    system, seen = fire_next(system, schedule_time)
+    return system, seen, 1
+
+
+def advance(system: System, until: int, *, fast_forward: bool = True) -> tuple[System, list]:
     """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`."""
     observations, woken_store = [], None
     while True:
-        at = get_next_time(system)
+        # Derived once per timer: the delay timer's next time costs more than the rest of the loop's checks.
+        schedule_time = get_next_schedule_time(system.broker, system.config)
+        at = compute_next_time(system, schedule_time)
         if at is None or at > until:
             break
-        system, seen = process_next(system)
+        system, seen, _ = process_due(system, until, fast_forward, schedule_time)
         system = wake_parked_pulls(system, woken_store)
         woken_store = system.broker.store
         observations.extend(seen)
@@ -158,10 +183,10 @@ EVENT_HANDLERS: dict[type, Callable] = {
 }
 
 
-def step(system: System, event) -> tuple[System, list]:
+def step(system: System, event, *, fast_forward: bool = True) -> tuple[System, list]:
     """[SY-01] The one transition of the whole system: an event in, the next state and what a user sees out."""
     if isinstance(event, Advance):
-        return advance(system, event.until)
+        return advance(system, event.until, fast_forward=fast_forward)
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
     # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.

@@ -56,3 +56,17 @@ def get_heap_items(heap: Heap) -> list[tuple[tuple, Any]]:
             items.append((node[1], node[2]))
             stack.extend((node[3], node[4]))
     return items
+
+
+def get_sorted_heap_items(heap: Heap) -> list[tuple[tuple, Any]]:
+    """Every (key, item) in firing order: two heaps of different shapes hold the same timers iff these are equal."""
+    return sorted(get_heap_items(heap), key=lambda entry: entry[0])
+
+
+def heap_from_sorted(entries: list[tuple[tuple, Any]]) -> Heap:
+    """The heap of (key, item) entries given in ascending key order, built in O(n): each node's left child is the
+    rest of the list (a valid leftist heap of rank 1, popped in O(1))."""
+    heap = None
+    for key, item in reversed(entries):
+        heap = (1, key, item, heap, None)
+    return heap

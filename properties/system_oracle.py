@@ -30,6 +30,10 @@ from model.message import (
 DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200]
 
 
+# The handler of each observation type (None: not recorded), looked up once per type.
+HANDLERS: dict[type, object] = {}
+
+
 class Ledger:
     """What happened to each produced message (by UNIQ_KEY), built from observations only."""
 
@@ -59,9 +63,13 @@ class Ledger:
 
     def record(self, observations):
         for o in observations:
-            handler = getattr(self, "on_" + type(o).__name__, None)
+            kind = type(o)
+            try:
+                handler = HANDLERS[kind]
+            except KeyError:
+                handler = HANDLERS[kind] = getattr(Ledger, "on_" + kind.__name__, None)
             if handler is not None:
-                handler(o)
+                handler(self, o)
 
     def on_Produced(self, o: Produced):
         key = o.message.uniq_key

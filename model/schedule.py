@@ -72,6 +72,10 @@ class DueCache:
     earliest: int | None
 
 
+# No schedule queue yet, so no level has anything to deliver (shared: asked for on every system timer).
+NOTHING_DUE = DueCache(pvector(), pvector(), pmap(), 0, (), None)
+
+
 @frozen(slots=False)  # copied on every timer run: model.records.evolve copies its __dict__
 class ScheduleState:
     """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
@@ -193,7 +197,7 @@ def compute_due_cache(broker: Broker, config: Config) -> DueCache:
     if is_due_cache_valid(cache, state, queues):
         return cache
     if not queues:
-        return create_due_cache(state, queues, ())
+        return NOTHING_DUE
     delays = config.delay_levels
     # Queue id q holds level q + 1 (ST-02); only levels with a queue can have something to deliver.
     if len(queues) > len(delays):

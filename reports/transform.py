@@ -1,4 +1,5 @@
-"""Transform: DataFrame -> DataFrame steps from raw lines to the tables the summary shows. No I/O here."""
+"""Transform: DataFrame -> DataFrame steps from raw lines to records, and from a run's records to its partial
+aggregates (reports/combine.py combines those of every run). No I/O here."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def select_failures(cases: DataFrame) -> DataFrame:
     failed = cases.where(F.col("status") == "failed").withColumn("rank", F.row_number().over(last))
     return failed.where(F.col("rank") == 1).select(
         "run_id",
+        "writer",
         "configuration",
         "seed",
         "nodeid",
@@ -106,59 +108,38 @@ def select_failures(cases: DataFrame) -> DataFrame:
     )
 
 
-def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
-    """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
-
-    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap); rule ids
-    that are not in spec/ appear with a null chapter."""
-    hits = (
-        cases.select(F.explode("rule_ids").alias("rule_id"), "configuration", "steps", "run_id")
-        .groupBy("rule_id", "configuration")
-        .agg(
-            F.count(F.lit(1)).alias("test_cases"),
-            F.sum(F.coalesce("steps", F.lit(0))).alias("steps"),
-            F.countDistinct("run_id").alias("runs"),
-        )
+def compute_rule_hits(cases: DataFrame) -> DataFrame:
+    """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
+    rules. The cases that marked no rule count under a null rule id, so every configuration seen has a row."""
+    rule_count = F.size("rule_ids")
+    exploded = cases.select(
+        "run_id",
+        "configuration",
+        F.explode_outer("rule_ids").alias("rule_id"),
+        F.coalesce("steps", F.lit(0)).alias("steps"),
+        "seconds",
+        F.when(rule_count > 0, F.col("seconds") / rule_count).alias("share"),
     )
-    failed = (
-        failures.select(F.explode("rule_ids").alias("rule_id"), "configuration", "expected_violation")
-        .groupBy("rule_id", "configuration")
-        .agg(
-            F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
-            F.count("expected_violation").alias("expected_failures"),
-        )
-    )
-    # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
-    unknown = hits.select("rule_id").distinct().join(rules, "rule_id", "left_anti").withColumn("chapter", F.lit(None))
-    every_rule = rules.select("rule_id", "chapter").unionByName(unknown.select("rule_id", "chapter"))
-    grid = every_rule.crossJoin(cases.select("configuration").distinct())
-    counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
-    joined = grid.join(hits, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
-    return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
-
-
-def compute_machine_cost(cases: DataFrame) -> DataFrame:
-    """Time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
-    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
-    timed = cases.select(machine, F.explode("timing").alias("timing_key", "seconds"))
-    return timed.groupBy("machine", "timing_key").agg(
-        F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
-    )
-
-
-def compute_rule_cost(cases: DataFrame) -> DataFrame:
-    """Per spec rule: time of the cases that exercised it, and that time shared evenly among each case's rules."""
-    share = (F.col("seconds") / F.size("rule_ids")).alias("share")
-    exploded = cases.where(F.size("rule_ids") > 0).select(F.explode("rule_ids").alias("rule_id"), "seconds", share)
-    return exploded.groupBy("rule_id").agg(
+    return exploded.groupBy("run_id", "configuration", "rule_id").agg(
         F.count(F.lit(1)).alias("test_cases"),
+        F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds"),
         F.sum("share").alias("attributed_seconds"),
     )
 
 
-def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
-    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
+def compute_machine_cost(cases: DataFrame) -> DataFrame:
+    """Per run, time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
+    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
+    timed = cases.select("run_id", machine, F.explode("timing").alias("timing_key", "seconds"))
+    return timed.groupBy("run_id", "machine", "timing_key").agg(
+        F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
+    )
+
+
+def compute_run_summary(cases: DataFrame, failures: DataFrame, runs: DataFrame) -> DataFrame:
+    """One row per run with metadata: start, commit, configurations, writers (finished), test cases, rules
+    exercised, failing tests and time."""
     per_run = cases.groupBy("run_id").agg(F.count(F.lit(1)).alias("test_cases"), F.sum("seconds").alias("seconds"))
     rules = cases.select("run_id", F.explode("rule_ids").alias("rule_id")).groupBy("run_id")
     per_run = per_run.join(rules.agg(F.countDistinct("rule_id").alias("rules_exercised")), "run_id", "left")
@@ -175,5 +156,18 @@ def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: 
     )
     joined = meta.join(per_run, "run_id", "left").join(failing, "run_id", "left")
     counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
-    ranked = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"]).orderBy(F.col("started_at").desc())
-    return ranked.limit(last)
+    return joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"])
+
+
+def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`."""
+    runs = select_runs(records)
+    cases = with_configuration(select_observations(records), runs)
+    failures = select_failures(cases)
+    return {
+        "failures": failures,
+        "rule_hits": compute_rule_hits(cases),
+        "machine_cost": compute_machine_cost(cases),
+        "run_summary": compute_run_summary(cases, failures, runs),
+        "quarantine": select_quarantine(records),
+    }

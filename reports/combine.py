@@ -9,6 +9,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from reports import schema
+
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "configuration", "seed", "nodeid", "status_reason", "expected_violation")
     + ("representation", "reproduction_decorator", "rule_ids"),
@@ -58,8 +60,25 @@ def compute_rule_cost(hits: DataFrame) -> DataFrame:
     return sum_by(select_rules(hits), ["rule_id"], ["test_cases", "seconds", "attributed_seconds"])
 
 
-def select_trend(run_summary: DataFrame, last: int) -> DataFrame:
-    return run_summary.select(*OUTPUT_COLUMNS["trend"]).orderBy(F.col("started_at").desc()).limit(last)
+def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
+    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
+    totals = sum_by(hits.where(F.col("rule_id").isNull()), ["run_id"], ["test_cases", "seconds"])
+    rules = select_rules(hits).groupBy("run_id").agg(F.countDistinct("rule_id").alias("rules_exercised"))
+    failing = failures.groupBy("run_id").agg(
+        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+        F.count("expected_violation").alias("expected_failures"),
+    )
+    meta = runs.groupBy("run_id").agg(
+        F.min("started_at").alias("started_at"),
+        F.first("git_commit", ignorenulls=True).alias("git_commit"),
+        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.count(F.lit(1)).alias("writers"),
+        F.count("finished_at").alias("writers_finished"),
+    )
+    joined = meta.join(totals, "run_id", "left").join(rules, "run_id", "left").join(failing, "run_id", "left")
+    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
+    filled = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"])
+    return filled.select(*OUTPUT_COLUMNS["trend"]).orderBy(F.col("started_at").desc()).limit(last)
 
 
 def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict[str, DataFrame]:
@@ -73,5 +92,5 @@ def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict
         "failures": failures,
         "machine_cost": sum_by(partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
         "rule_cost": compute_rule_cost(hits),
-        "trend": select_trend(partials["run_summary"], last),
+        "trend": compute_trend(hits, failures, partials["runs"], last),
     }

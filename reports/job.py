@@ -71,7 +71,10 @@ def extract_records(spark, runs: list[extract.Run]):
 def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     """Computes the runs' partial tables from their records (read back: columnar, and parsed only once)."""
     records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
-    for name, frame in transform.compute_partials(records).items():
+    # The runs' metadata is a few rows: collected once, it is joined from the driver's copy, with no job of its own.
+    runs = transform.select_runs(records)
+    runs = spark.createDataFrame(runs.collect(), runs.schema)
+    for name, frame in {"runs": runs, **transform.compute_partials(records, runs)}.items():
         load.append_runs(frame, warehouse, name)
     load.mark_partials(spark, warehouse)
 

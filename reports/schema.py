@@ -149,7 +149,7 @@ FAILURES = (
     ("rule_ids", "array<string>"),
     ("run_id", "string"),
 )
-# Per run, configuration and rule id (null: the cases that marked no rule, so every configuration has a row).
+# Per run, configuration and rule id; under a null rule id, the totals of the run's cases in that configuration.
 RULE_HITS = (
     ("configuration", "string"),
     ("rule_id", "string"),
@@ -166,26 +166,14 @@ MACHINE_COST = (
     ("test_cases", "long"),
     ("run_id", "string"),
 )
-# One row per run with run metadata: the run's line of the trend.
-RUN_SUMMARY = (
-    ("started_at", "double"),
-    ("git_commit", "string"),
-    ("configurations", "long"),
-    ("writers", "long"),
-    ("writers_finished", "long"),
-    ("test_cases", "long"),
-    ("seconds", "double"),
-    ("rules_exercised", "long"),
-    ("failures", "long"),
-    ("expected_failures", "long"),
-    ("run_id", "string"),
-)
+# One row per writer of a run: its run metadata (``run started``) and end (``run finished``).
+RUNS = (*RUN_CONTENT[1:], RUN_CONTENT[0])
 QUARANTINE = (("file", "string"), ("line", "int"), ("reason", "string"), ("text", "string"), ("run_id", "string"))
 PARTIALS = {
     "failures": FAILURES,
     "rule_hits": RULE_HITS,
     "machine_cost": MACHINE_COST,
-    "run_summary": RUN_SUMMARY,
+    "runs": RUNS,
     "quarantine": QUARANTINE,
 }
 

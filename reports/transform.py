@@ -110,64 +110,42 @@ def select_failures(cases: DataFrame) -> DataFrame:
 
 def compute_rule_hits(cases: DataFrame) -> DataFrame:
     """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
-    rules. The cases that marked no rule count under a null rule id, so every configuration seen has a row."""
-    rule_count = F.size("rule_ids")
+    rules. Under a null rule id: the totals of all the run's cases in that configuration."""
+    every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast("string")))
     exploded = cases.select(
         "run_id",
         "configuration",
-        F.explode_outer("rule_ids").alias("rule_id"),
+        F.explode(every_rule_and_none).alias("rule_id"),
         F.coalesce("steps", F.lit(0)).alias("steps"),
         "seconds",
-        F.when(rule_count > 0, F.col("seconds") / rule_count).alias("share"),
+        F.size("rule_ids").alias("rule_count"),
     )
+    share = F.when(F.col("rule_id").isNotNull(), F.col("seconds") / F.col("rule_count"))
     return exploded.groupBy("run_id", "configuration", "rule_id").agg(
         F.count(F.lit(1)).alias("test_cases"),
         F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds"),
-        F.sum("share").alias("attributed_seconds"),
+        F.sum(share).alias("attributed_seconds"),
     )
 
 
 def compute_machine_cost(cases: DataFrame) -> DataFrame:
     """Per run, time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
-    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
-    timed = cases.select("run_id", machine, F.explode("timing").alias("timing_key", "seconds"))
+    # The machine is named once per case, not once per timing key.
+    named = cases.select("run_id", F.regexp_replace("nodeid", r"\[.*$", "").alias("machine"), "timing")
+    timed = named.select("run_id", "machine", F.explode("timing").alias("timing_key", "seconds"))
     return timed.groupBy("run_id", "machine", "timing_key").agg(
         F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
     )
 
 
-def compute_run_summary(cases: DataFrame, failures: DataFrame, runs: DataFrame) -> DataFrame:
-    """One row per run with metadata: start, commit, configurations, writers (finished), test cases, rules
-    exercised, failing tests and time."""
-    per_run = cases.groupBy("run_id").agg(F.count(F.lit(1)).alias("test_cases"), F.sum("seconds").alias("seconds"))
-    rules = cases.select("run_id", F.explode("rule_ids").alias("rule_id")).groupBy("run_id")
-    per_run = per_run.join(rules.agg(F.countDistinct("rule_id").alias("rules_exercised")), "run_id", "left")
-    failing = failures.groupBy("run_id").agg(
-        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
-        F.count("expected_violation").alias("expected_failures"),
-    )
-    meta = runs.groupBy("run_id").agg(
-        F.min("started_at").alias("started_at"),
-        F.first("git_commit", ignorenulls=True).alias("git_commit"),
-        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
-        F.count(F.lit(1)).alias("writers"),
-        F.count("finished_at").alias("writers_finished"),
-    )
-    joined = meta.join(per_run, "run_id", "left").join(failing, "run_id", "left")
-    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
-    return joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"])
-
-
-def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
-    """The per-run partial tables (schema.PARTIALS) of the runs in `records`."""
-    runs = select_runs(records)
+def compute_partials(records: DataFrame, runs: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`, but for `runs` (select_runs of the
+    same records, given so that the caller can compute it once)."""
     cases = with_configuration(select_observations(records), runs)
-    failures = select_failures(cases)
     return {
-        "failures": failures,
+        "failures": select_failures(cases),
         "rule_hits": compute_rule_hits(cases),
         "machine_cost": compute_machine_cost(cases),
-        "run_summary": compute_run_summary(cases, failures, runs),
         "quarantine": select_quarantine(records),
     }

@@ -56,9 +56,11 @@ def get_java_options(environ) -> tuple[list[str], Path | None]:
     except OSError:  # a read-only home: run without the archive
         return [], None
     for old in archive.parent.glob(f"{archive.name}.*.tmp"):
-        if time.time() - old.stat().st_mtime > STALE_SECONDS:
-            old.unlink(missing_ok=True)
+        if time.time() - old.stat().st_mtime < STALE_SECONDS:
+            return [], None  # another job is writing it: one writer is enough
+        old.unlink(missing_ok=True)
     pending = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
+    pending.touch()  # claims the writing; the JVM replaces it with the archive when it exits
     return [f"-XX:ArchiveClassesAtExit={pending}", QUIET], pending
 
 
@@ -74,7 +76,7 @@ def finish_at_exit(spark, pending: Path) -> None:
             proc.wait(timeout=120)
         except Exception:
             proc.kill()
-        if proc.returncode == 0 and pending.is_file():
+        if proc.returncode == 0 and pending.is_file() and pending.stat().st_size:
             os.replace(pending, pending.with_name(pending.name.split(".jsa.", 1)[0] + ".jsa"))
         pending.unlink(missing_ok=True)
 

@@ -101,6 +101,7 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     offsets = blocks.select(
         "file",
         "block",
+        F.regexp_extract("file", r"([^/]+)/[^/]+$", 1).alias("run_id"),  # once per file block, not per line
         "first_id",
         F.coalesce(F.sum("count").over(earlier), F.lit(0)).alias("before"),
         F.sum("count").over(Window.partitionBy("file")).alias("total"),
@@ -109,7 +110,7 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
         "line", (F.col("id") - F.col("first_id") + F.col("before") + 1).cast("int")
     )
     return numbered.where(F.col("text") != "").select(
-        F.regexp_extract("file", r"([^/]+)/[^/]+$", 1).alias("run_id"),
+        "run_id",
         "file",
         "line",
         "text",

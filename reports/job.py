@@ -1,4 +1,5 @@
-"""The Spark aggregate: extract run files -> transform -> load into the Parquet warehouse, then aggregate from it.
+"""The Spark aggregate: extract run files -> transform -> load into the Parquet warehouse with each run's partial
+aggregates, then combine the partials of every run.
 
     python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
                                 [--last N] [--strict] [--force]
@@ -13,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import extract, load, schema, transform
+from reports import combine, extract, load, schema, transform
 from reports.extract import ReportInputError
 from reports.results import Results
 from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
@@ -38,25 +39,44 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
-    """Ingests new or changed runs (replacing earlier copies); returns (ingested, unchanged) run ids."""
+    """Ingests new or changed runs (replacing earlier copies) with their partial tables; returns (ingested,
+    unchanged) run ids."""
     runs = extract.find_runs(spark, inputs)
     known = load.read_markers(spark, warehouse)
     fingerprints = {run_id: extract.compute_fingerprint(run.files) for run_id, run in runs.items()}
     todo = sorted(r for r in runs if force or known.get(r) != fingerprints[r])
+    if known and not load.has_partials(spark, warehouse):
+        # A warehouse from before the partial tables: derive them once from the records it holds.
+        write_partials(spark, warehouse, sorted(set(known) - set(todo)))
     if todo:
-        files = [path for run_id in todo for path, _, _ in runs[run_id].files]
-        records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
-        empty = [
-            {"file": runs[r].path, "line": 0, "reason": "empty run directory", "run_id": r}
-            for r in todo
-            if not runs[r].files
-        ]
         load.delete_runs(spark, warehouse, todo)
-        load.append_runs(
-            records.unionByName(spark.createDataFrame(empty, schema.get_spark_schema(schema.RECORDS))), warehouse
-        )
+        load.append_runs(extract_records(spark, [runs[r] for r in todo]), warehouse)
+        write_partials(spark, warehouse, todo)
         load.write_markers(spark, warehouse, {r: fingerprints[r] for r in todo})
     return todo, sorted(set(runs) - set(todo))
+
+
+def extract_records(spark, runs: list[extract.Run]):
+    """The records of the runs' files; an empty run directory is one quarantined record."""
+    files = [path for run in runs for path, _, _ in run.files]
+    records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
+    empty = [
+        {"file": run.path, "line": 0, "reason": "empty run directory", "run_id": run.run_id}
+        for run in runs
+        if not run.files
+    ]
+    return records.unionByName(spark.createDataFrame(empty, schema.get_spark_schema(schema.RECORDS)))
+
+
+def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
+    """Computes the runs' partial tables from their records (read back: columnar, and parsed only once)."""
+    records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
+    # The runs' metadata is a few rows: collected once, it is joined from the driver's copy, with no job of its own.
+    runs = transform.select_runs(records)
+    runs = spark.createDataFrame(runs.collect(), runs.schema)
+    for name, frame in {"runs": runs, **transform.compute_partials(records, runs)}.items():
+        load.append_runs(frame, warehouse, name)
+    load.mark_partials(spark, warehouse)
 
 
 def collect(frame) -> list[dict]:
@@ -64,30 +84,20 @@ def collect(frame) -> list[dict]:
 
 
 def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
-    """Every aggregate from the warehouse, written as Parquet under `tables` and returned for rendering."""
+    """Every aggregate, combined from the runs' partial tables, written as Parquet under `tables` and returned for
+    rendering."""
     rules = get_spec_rules() if rules is None else rules
     rules_frame = spark.createDataFrame(
         [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
     )
-    records = load.read_records(spark, warehouse)
-    runs = transform.select_runs(records)
-    cases = transform.with_configuration(transform.select_observations(records), runs)
-    failures = transform.select_failures(cases)
-    outputs = {
-        "coverage": transform.compute_coverage(cases, failures, rules_frame),
-        "failures": failures,
-        "machine_cost": transform.compute_machine_cost(cases),
-        "rule_cost": transform.compute_rule_cost(cases),
-        "trend": transform.compute_trend(cases, failures, runs, last),
-    }
+    partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
     found = {}
-    for name, frame in outputs.items():
-        # Each aggregate is small: computed once (collected) and written from the driver's copy, so nothing is
-        # computed twice or cached (measured: caching the cases costs more than rescanning the columns it reads).
+    for name, frame in combine.combine(partials, rules_frame, last).items():
+        # Each output is small: computed once (collected) and written from the driver's copy.
         rows = frame.collect()
         load.write_output(spark.createDataFrame(rows, frame.schema), tables, name)
         found[name] = [row.asDict(recursive=True) for row in rows]
-    quarantine = transform.select_quarantine(records)
+    quarantine = partials["quarantine"]
     shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
     by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
     return Results(

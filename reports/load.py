@@ -1,4 +1,7 @@
-"""Load: the Parquet warehouse (one table of records, partitioned by run, replaced per run) and the job's outputs.
+"""Load: the Parquet warehouse and the job's outputs.
+
+The warehouse holds the records table and the per-run partial tables (schema.PARTIALS), all partitioned by run:
+ingesting a run replaces its partition of every table.
 
 Which runs are in the warehouse, and from which input, is kept in zero-byte marker files
 ``<warehouse>/_ingested/<run id>@<fingerprint>`` (Spark ignores ``_`` paths), so checking for new or changed
@@ -11,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
 
-RECORDS, MARKERS = "records", "_ingested"
+RECORDS, MARKERS, PARTIALS_MARKER = "records", "_ingested", "_partials"
 
 
 def get_table_path(root: str, name: str) -> str:
@@ -32,11 +35,16 @@ def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
     return dict(name.rsplit("@", 1) for name in names if "@" in name)
 
 
+def exists(spark: SparkSession, path: str) -> bool:
+    fs, hadoop_path = _path(spark, path)
+    return fs.exists(hadoop_path)
+
+
 def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None:
     """Removes the runs' partitions and markers, so that appending them again replaces them."""
     known = read_markers(spark, warehouse)
     for run_id in run_ids:
-        paths = [f"{get_table_path(warehouse, RECORDS)}/run_id={run_id}"]
+        paths = [f"{get_table_path(warehouse, name)}/run_id={run_id}" for name in (RECORDS, *schema.PARTIALS)]
         if run_id in known:
             paths.append(f"{get_table_path(warehouse, MARKERS)}/{run_id}@{known[run_id]}")
         for text in paths:
@@ -44,10 +52,20 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
             fs.delete(path, True)
 
 
-def append_runs(records: DataFrame, warehouse: str) -> None:
-    records.select(*schema.get_spark_schema(schema.RECORDS).fieldNames()).write.mode("append").partitionBy(
-        "run_id"
-    ).parquet(get_table_path(warehouse, RECORDS))
+def append_runs(frame: DataFrame, warehouse: str, name: str = RECORDS) -> None:
+    """Appends the runs in `frame` to the table `name` (records or a partial table), one partition per run."""
+    fields = schema.get_spark_schema(get_table_fields(name)).fieldNames()
+    frame.select(*fields).write.mode("append").partitionBy("run_id").parquet(get_table_path(warehouse, name))
+
+
+def has_partials(spark: SparkSession, warehouse: str) -> bool:
+    """Whether the warehouse keeps partial tables (one made before them has its runs' records only)."""
+    return exists(spark, get_table_path(warehouse, PARTIALS_MARKER))
+
+
+def mark_partials(spark: SparkSession, warehouse: str) -> None:
+    fs, path = _path(spark, get_table_path(warehouse, PARTIALS_MARKER))
+    fs.create(path, True).close()
 
 
 def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
@@ -57,13 +75,27 @@ def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, s
         fs.create(path, True).close()
 
 
+def get_table_fields(name: str) -> tuple:
+    return schema.RECORDS if name == RECORDS else schema.PARTIALS[name]
+
+
+def read_table(spark: SparkSession, warehouse: str, name: str = RECORDS, run_ids: list[str] | None = None) -> DataFrame:
+    """A warehouse table with its declared schema (no inference), or an empty one when nothing was ingested yet;
+    with `run_ids`, only their partitions are listed and read."""
+    path, fields = get_table_path(warehouse, name), schema.get_spark_schema(get_table_fields(name))
+    if not exists(spark, path):
+        return spark.createDataFrame([], fields)
+    reader = spark.read.schema(fields)
+    if run_ids is None:
+        return reader.parquet(path)
+    found = [p for p in (f"{path}/run_id={run_id}" for run_id in run_ids) if exists(spark, p)]
+    if not found:
+        return spark.createDataFrame([], fields)
+    return reader.option("basePath", path).parquet(*found)
+
+
 def read_records(spark: SparkSession, warehouse: str) -> DataFrame:
-    """The records table, or an empty one with its schema when nothing was ingested yet."""
-    path = get_table_path(warehouse, RECORDS)
-    fs, hadoop_path = _path(spark, path)
-    if not fs.exists(hadoop_path):
-        return spark.createDataFrame([], schema.get_spark_schema(schema.RECORDS))
-    return spark.read.schema(schema.get_spark_schema(schema.RECORDS)).parquet(path)
+    return read_table(spark, warehouse, RECORDS)
 
 
 def write_output(frame: DataFrame, tables: str, name: str) -> None:

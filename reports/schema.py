@@ -82,8 +82,8 @@ def make_run_line(title: str, run: dict, now: float) -> dict:
     }
 
 
-# Spark schemas as data: (field, type), type "string" | "int" | "double" | "array<string>" | "map<string,T>" |
-# nested fields.
+# Spark schemas as data: (field, type), type "string" | "int" | "long" | "double" | "array<string>" |
+# "map<string,T>" | nested fields.
 # Every field is nullable; fields of the observation we do not use are not named, so upstream additions to the
 # experimental format cannot break the job.
 RUN_CONTENT = tuple((name, "double" if name.endswith("_at") else "string") for name in RUN_FIELDS)
@@ -135,6 +135,47 @@ RECORDS = (
     ("run_id", "string"),
 )
 SPEC_RULES = (("rule_id", "string"), ("title", "string"), ("chapter", "string"))
+# Per-run partial aggregates, computed from a run's records when it is ingested and stored beside them, partitioned
+# by run_id (replaced with the run): the aggregate combines these small tables instead of re-reading the records.
+FAILURES = (
+    ("writer", "string"),
+    ("configuration", "string"),
+    ("seed", "string"),
+    ("nodeid", "string"),
+    ("status_reason", "string"),
+    ("expected_violation", "string"),
+    ("representation", "string"),
+    ("reproduction_decorator", "string"),
+    ("rule_ids", "array<string>"),
+    ("run_id", "string"),
+)
+# Per run, configuration and rule id; under a null rule id, the totals of the run's cases in that configuration.
+RULE_HITS = (
+    ("configuration", "string"),
+    ("rule_id", "string"),
+    ("test_cases", "long"),
+    ("steps", "long"),
+    ("seconds", "double"),
+    ("attributed_seconds", "double"),
+    ("run_id", "string"),
+)
+MACHINE_COST = (
+    ("machine", "string"),
+    ("timing_key", "string"),
+    ("seconds", "double"),
+    ("test_cases", "long"),
+    ("run_id", "string"),
+)
+# One row per writer of a run: its run metadata (``run started``) and end (``run finished``).
+RUNS = (*RUN_CONTENT[1:], RUN_CONTENT[0])
+QUARANTINE = (("file", "string"), ("line", "int"), ("reason", "string"), ("text", "string"), ("run_id", "string"))
+PARTIALS = {
+    "failures": FAILURES,
+    "rule_hits": RULE_HITS,
+    "machine_cost": MACHINE_COST,
+    "runs": RUNS,
+    "quarantine": QUARANTINE,
+}
 
 
 @cache
@@ -142,7 +183,12 @@ def get_spark_schema(fields: tuple):
     """The StructType of one of the field tuples above (pyspark imported here: the report writer runs without it)."""
     from pyspark.sql import types
 
-    scalars = {"string": types.StringType(), "int": types.IntegerType(), "double": types.DoubleType()}
+    scalars = {
+        "string": types.StringType(),
+        "int": types.IntegerType(),
+        "long": types.LongType(),
+        "double": types.DoubleType(),
+    }
 
     def get_type(kind):
         if isinstance(kind, tuple):

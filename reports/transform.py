@@ -1,4 +1,5 @@
-"""Transform: DataFrame -> DataFrame steps from raw lines to the tables the summary shows. No I/O here."""
+"""Transform: DataFrame -> DataFrame steps from raw lines to records, and from a run's records to its partial
+aggregates (reports/combine.py combines those of every run). No I/O here."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def select_failures(cases: DataFrame) -> DataFrame:
     failed = cases.where(F.col("status") == "failed").withColumn("rank", F.row_number().over(last))
     return failed.where(F.col("rank") == 1).select(
         "run_id",
+        "writer",
         "configuration",
         "seed",
         "nodeid",
@@ -106,74 +108,44 @@ def select_failures(cases: DataFrame) -> DataFrame:
     )
 
 
-def compute_coverage(cases: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
-    """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
-
-    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap); rule ids
-    that are not in spec/ appear with a null chapter."""
-    hits = (
-        cases.select(F.explode("rule_ids").alias("rule_id"), "configuration", "steps", "run_id")
-        .groupBy("rule_id", "configuration")
-        .agg(
-            F.count(F.lit(1)).alias("test_cases"),
-            F.sum(F.coalesce("steps", F.lit(0))).alias("steps"),
-            F.countDistinct("run_id").alias("runs"),
-        )
+def compute_rule_hits(cases: DataFrame) -> DataFrame:
+    """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
+    rules. Under a null rule id: the totals of all the run's cases in that configuration."""
+    every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast("string")))
+    exploded = cases.select(
+        "run_id",
+        "configuration",
+        F.explode(every_rule_and_none).alias("rule_id"),
+        F.coalesce("steps", F.lit(0)).alias("steps"),
+        "seconds",
+        F.size("rule_ids").alias("rule_count"),
     )
-    failed = (
-        failures.select(F.explode("rule_ids").alias("rule_id"), "configuration", "expected_violation")
-        .groupBy("rule_id", "configuration")
-        .agg(
-            F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
-            F.count("expected_violation").alias("expected_failures"),
-        )
+    share = F.when(F.col("rule_id").isNotNull(), F.col("seconds") / F.col("rule_count"))
+    return exploded.groupBy("run_id", "configuration", "rule_id").agg(
+        F.count(F.lit(1)).alias("test_cases"),
+        F.sum("steps").alias("steps"),
+        F.sum("seconds").alias("seconds"),
+        F.sum(share).alias("attributed_seconds"),
     )
-    # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
-    unknown = hits.select("rule_id").distinct().join(rules, "rule_id", "left_anti").withColumn("chapter", F.lit(None))
-    every_rule = rules.select("rule_id", "chapter").unionByName(unknown.select("rule_id", "chapter"))
-    grid = every_rule.crossJoin(cases.select("configuration").distinct())
-    counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
-    joined = grid.join(hits, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
-    return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
 
 
 def compute_machine_cost(cases: DataFrame) -> DataFrame:
-    """Time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
-    machine = F.regexp_replace("nodeid", r"\[.*$", "").alias("machine")
-    timed = cases.select(machine, F.explode("timing").alias("timing_key", "seconds"))
-    return timed.groupBy("machine", "timing_key").agg(
+    """Per run, time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
+    # The machine is named once per case, not once per timing key.
+    named = cases.select("run_id", F.regexp_replace("nodeid", r"\[.*$", "").alias("machine"), "timing")
+    timed = named.select("run_id", "machine", F.explode("timing").alias("timing_key", "seconds"))
+    return timed.groupBy("run_id", "machine", "timing_key").agg(
         F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
     )
 
 
-def compute_rule_cost(cases: DataFrame) -> DataFrame:
-    """Per spec rule: time of the cases that exercised it, and that time shared evenly among each case's rules."""
-    share = (F.col("seconds") / F.size("rule_ids")).alias("share")
-    exploded = cases.where(F.size("rule_ids") > 0).select(F.explode("rule_ids").alias("rule_id"), "seconds", share)
-    return exploded.groupBy("rule_id").agg(
-        F.count(F.lit(1)).alias("test_cases"),
-        F.sum("seconds").alias("seconds"),
-        F.sum("share").alias("attributed_seconds"),
-    )
-
-
-def compute_trend(cases: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
-    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
-    per_run = cases.groupBy("run_id").agg(F.count(F.lit(1)).alias("test_cases"), F.sum("seconds").alias("seconds"))
-    rules = cases.select("run_id", F.explode("rule_ids").alias("rule_id")).groupBy("run_id")
-    per_run = per_run.join(rules.agg(F.countDistinct("rule_id").alias("rules_exercised")), "run_id", "left")
-    failing = failures.groupBy("run_id").agg(
-        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
-        F.count("expected_violation").alias("expected_failures"),
-    )
-    meta = runs.groupBy("run_id").agg(
-        F.min("started_at").alias("started_at"),
-        F.first("git_commit", ignorenulls=True).alias("git_commit"),
-        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
-        F.count(F.lit(1)).alias("writers"),
-        F.count("finished_at").alias("writers_finished"),
-    )
-    joined = meta.join(per_run, "run_id", "left").join(failing, "run_id", "left")
-    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
-    ranked = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"]).orderBy(F.col("started_at").desc())
-    return ranked.limit(last)
+def compute_partials(records: DataFrame, runs: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`, but for `runs` (select_runs of the
+    same records, given so that the caller can compute it once)."""
+    cases = with_configuration(select_observations(records), runs)
+    return {
+        "failures": select_failures(cases),
+        "rule_hits": compute_rule_hits(cases),
+        "machine_cost": compute_machine_cost(cases),
+        "quarantine": select_quarantine(records),
+    }

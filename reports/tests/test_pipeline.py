@@ -3,6 +3,8 @@ incremental ingest, outputs, and errors a user can read."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
@@ -74,9 +76,41 @@ def test_cost_and_trend(ingested):
     assert (run["run_id"], run["writers"], run["writers_finished"], run["test_cases"]) == ("r1", 2, 1, 6)
 
 
-def test_the_warehouse_has_the_declared_schema(spark, ingested):
-    assertSchemaEqual(
-        spark.read.parquet(f"{ingested['warehouse']}/records").schema, schema.get_spark_schema(schema.RECORDS)
+def test_the_warehouse_tables_have_the_declared_schemas(spark, ingested):
+    for name, fields in {"records": schema.RECORDS, **schema.PARTIALS}.items():
+        found = spark.read.parquet(f"{ingested['warehouse']}/{name}").schema
+        assertSchemaEqual(found, schema.get_spark_schema(fields), ignoreNullable=True)
+
+
+def test_the_partials_of_several_runs_combine_like_one_run(spark, tmp_path):
+    """A copy of run r1 (as r3) doubles every count and time, and every cell r1 hit is hit by 2 runs."""
+    runs, warehouse = write_sample(tmp_path), str(tmp_path / "warehouse")
+    shutil.copytree(runs / "r1", runs / "r3")
+    assert job.ingest(spark, [str(runs)], warehouse) == (["r1", "r2", "r3"], [])
+    results = job.aggregate(spark, warehouse, str(tmp_path / "tables"), last=5, rules=RULES)
+    cells = {(r["rule_id"], r["configuration"]): (r["test_cases"], r["runs"]) for r in results.coverage}
+    assert cells[("AA-01", BASELINE_LABEL)] == (4, 2) and cells[("BB-01", TIGHT_LABEL)] == (0, 0)
+    shares = {r["rule_id"]: r["attributed_seconds"] for r in results.rule_cost}
+    assert shares["AA-01"] == pytest.approx(2 * (0.5 + 0.4 + 1.0))
+    machine = {(r["machine"], r["timing_key"]): r["seconds"] for r in results.machine_cost}
+    assert machine[("p.py::TestM::runTest", "execute:rule:consume")] == pytest.approx(0.4)
+    assert sorted(r["run_id"] for r in results.trend) == ["r1", "r3"]
+    assert len(results.failures) == 4 and sum(results.quarantine_by_reason.values()) == 7
+
+
+def test_a_warehouse_without_partial_tables_gets_them_from_its_records(spark, ingested, tmp_path):
+    """A warehouse made before the partial tables: the next ingest derives them from the records it holds."""
+    warehouse = tmp_path / "warehouse"
+    shutil.copytree(ingested["warehouse"], warehouse)
+    for name in [*schema.PARTIALS, load.PARTIALS_MARKER]:
+        shutil.rmtree(warehouse / name, ignore_errors=True)
+        (warehouse / name).unlink(missing_ok=True)
+    assert job.ingest(spark, [str(ingested["runs"])], str(warehouse)) == ([], ["r1", "r2"])
+    results = job.aggregate(spark, str(warehouse), str(tmp_path / "tables"), last=5, rules=RULES)
+    assert (results.coverage, results.failures, results.trend) == (
+        ingested["results"].coverage,
+        ingested["results"].failures,
+        ingested["results"].trend,
     )
 
 
@@ -91,8 +125,9 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
     counts = {
         "cases": records.where("type = 'test_case'").count(),
         "bad": records.where("reason is not null").count(),
+        "bad in the partial table": load.read_table(spark, warehouse, "quarantine").count(),
     }
-    assert counts == {"cases": 6, "bad": 5}
+    assert counts == {"cases": 6, "bad": 5, "bad in the partial table": 5}
 
 
 def test_main_writes_the_outputs_and_strict_fails_on_quarantine(spark, ingested, capsys):

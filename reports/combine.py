@@ -1,0 +1,96 @@
+"""Combine: the per-run partial tables of every run (reports/transform.py computes them at ingest) into the tables
+the summary shows. DataFrame -> DataFrame, no I/O; every input is small (a few hundred rows per run).
+
+Each partial is grouped by run_id among its keys, so a sum over runs is the sum over all cases, and the number of
+runs that hit a rule in a configuration is the number of partial rows of that rule and configuration."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from reports import schema
+
+OUTPUT_COLUMNS = {
+    "failures": ("run_id", "configuration", "seed", "nodeid", "status_reason", "expected_violation")
+    + ("representation", "reproduction_decorator", "rule_ids"),
+    "trend": ("run_id", "started_at", "git_commit", "configurations", "writers", "writers_finished", "test_cases")
+    + ("seconds", "rules_exercised", "failures", "expected_failures"),
+}
+
+
+def sum_by(partial: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
+    return partial.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
+
+
+def select_rules(hits: DataFrame) -> DataFrame:
+    """The rule hits proper (without the rows of cases that marked no rule)."""
+    return hits.where(F.col("rule_id").isNotNull())
+
+
+def compute_coverage(hits: DataFrame, failures: DataFrame, rules: DataFrame) -> DataFrame:
+    """Rule x configuration: test cases, steps, runs that hit it, failing tests (unexpected and expected).
+
+    Every spec rule appears for every configuration seen, with zeros where nothing exercised it (a gap); rule ids
+    that are not in spec/ appear with a null chapter."""
+    counted = (
+        select_rules(hits)
+        .groupBy("rule_id", "configuration")
+        .agg(F.sum("test_cases").alias("test_cases"), F.sum("steps").alias("steps"), F.count(F.lit(1)).alias("runs"))
+    )
+    failed = (
+        failures.select(F.explode("rule_ids").alias("rule_id"), "configuration", "expected_violation")
+        .groupBy("rule_id", "configuration")
+        .agg(
+            F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+            F.count("expected_violation").alias("expected_failures"),
+        )
+    )
+    # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
+    unknown = counted.select("rule_id").distinct().join(rules, "rule_id", "left_anti")
+    every_rule = rules.select("rule_id", "chapter").union(unknown.select("rule_id", F.lit(None).cast("string")))
+    grid = every_rule.crossJoin(hits.select("configuration").distinct())
+    counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
+    joined = grid.join(counted, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")
+    return joined.fillna(0, subset=counts).select("rule_id", "chapter", "configuration", *counts)
+
+
+def compute_rule_cost(hits: DataFrame) -> DataFrame:
+    """Per rule id: the cases that exercised it, their time, and that time shared evenly among each case's rules."""
+    return sum_by(select_rules(hits), ["rule_id"], ["test_cases", "seconds", "attributed_seconds"])
+
+
+def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: int) -> DataFrame:
+    """The last `last` runs by start time: test cases, rules exercised, failing tests, time, configurations."""
+    totals = sum_by(hits.where(F.col("rule_id").isNull()), ["run_id"], ["test_cases", "seconds"])
+    rules = select_rules(hits).groupBy("run_id").agg(F.countDistinct("rule_id").alias("rules_exercised"))
+    failing = failures.groupBy("run_id").agg(
+        F.count(F.when(F.col("expected_violation").isNull(), 1)).alias("failures"),
+        F.count("expected_violation").alias("expected_failures"),
+    )
+    meta = runs.groupBy("run_id").agg(
+        F.min("started_at").alias("started_at"),
+        F.first("git_commit", ignorenulls=True).alias("git_commit"),
+        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.count(F.lit(1)).alias("writers"),
+        F.count("finished_at").alias("writers_finished"),
+    )
+    joined = meta.join(totals, "run_id", "left").join(rules, "run_id", "left").join(failing, "run_id", "left")
+    counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
+    filled = joined.fillna(0, subset=counts).fillna(0.0, subset=["seconds"])
+    return filled.select(*OUTPUT_COLUMNS["trend"]).orderBy(F.col("started_at").desc()).limit(last)
+
+
+def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict[str, DataFrame]:
+    """The output tables from the partial tables of every run; the trend shows the `last` runs by start time."""
+    # In the order of the failures' keys (the summary lists the first ones), without the writer.
+    ordered = partials["failures"].orderBy("run_id", "writer", "nodeid", "status_reason")
+    failures = ordered.select(*OUTPUT_COLUMNS["failures"])
+    hits = partials["rule_hits"]
+    return {
+        "coverage": compute_coverage(hits, failures, rules),
+        "failures": failures,
+        "machine_cost": sum_by(partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
+        "rule_cost": compute_rule_cost(hits),
+        "trend": compute_trend(hits, failures, partials["runs"], last),
+    }

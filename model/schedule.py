@@ -36,6 +36,7 @@ from model.store import (
     append_record,
     compute_draft_record,
     compute_logged_message,
+    get_record_properties,
 )
 
 if TYPE_CHECKING:
@@ -256,9 +257,9 @@ def compute_message_timeup(scheduled: tuple, now: int) -> tuple:
     stores the properties string computed before the clear: the stored copy keeps the stale DELAY (DT-06). The
     cleared map is read by nothing else, so the draft carries only the properties string.
     """
-    properties = dict(scheduled[RECORD_PROPERTIES])
+    properties = get_record_properties(scheduled)
     return compute_draft_record(
-        properties[PROPERTY_REAL_TOPIC], scheduled[RECORD_BODY], scheduled[RECORD_TAGS], scheduled[RECORD_PROPERTIES],
+        properties[PROPERTY_REAL_TOPIC], scheduled[RECORD_BODY], scheduled[RECORD_TAGS], scheduled[RECORD_PROPERTIES:],
         int(properties[PROPERTY_REAL_QUEUE_ID]), scheduled[RECORD_RECONSUME_TIMES], scheduled[RECORD_FLAG],
         scheduled[RECORD_BORN_TIMESTAMP], now)
 

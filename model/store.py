@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
+from itertools import chain
 
 import immutables
 from attrs import field, frozen
@@ -67,33 +68,48 @@ class ConsumeQueue:
         return ConsumeQueueUnit(*self.units[queue_offset])
 
 
-# Positions in a commit-log record: a message's fields in the order of Message.
-(RECORD_TOPIC, RECORD_BODY, RECORD_TAGS, RECORD_PROPERTIES, RECORD_QUEUE_ID, RECORD_QUEUE_OFFSET,
- RECORD_COMMIT_LOG_OFFSET, RECORD_MSG_ID, RECORD_RECONSUME_TIMES, RECORD_FLAG, RECORD_BORN_TIMESTAMP,
- RECORD_STORE_TIMESTAMP) = range(12)
+# Positions in a commit-log record: a message's fields in the order of Message, except the properties, which
+# follow the other fields flat, name and value in turn, from RECORD_PROPERTIES to the end.
+(RECORD_TOPIC, RECORD_BODY, RECORD_TAGS, RECORD_QUEUE_ID, RECORD_QUEUE_OFFSET, RECORD_COMMIT_LOG_OFFSET,
+ RECORD_MSG_ID, RECORD_RECONSUME_TIMES, RECORD_FLAG, RECORD_BORN_TIMESTAMP, RECORD_STORE_TIMESTAMP,
+ RECORD_PROPERTIES) = range(12)
+
+
+def compute_flat_properties(properties: Mapping) -> tuple:
+    """A property map as one flat tuple: name, value, name, value, ..."""
+    return tuple(chain.from_iterable(properties.items()))
+
+
+def get_record_properties(record: tuple) -> dict:
+    """The properties a record holds, as a dict."""
+    return dict(zip(record[RECORD_PROPERTIES::2], record[RECORD_PROPERTIES + 1::2], strict=True))
 
 
 def compute_log_record(message: Message) -> tuple:
-    """The commit log's copy of a stored message: its fields in order, the properties as a tuple of pairs.
+    """The commit log's copy of a stored message: one flat tuple of its fields, the properties last.
 
-    A tuple of strings, bytes and ints, which CPython's cyclic collector stops tracking: a Message and its property
-    map are three tracked objects that every full collection would walk, once per message ever stored.
+    Flat, so that CPython's cyclic collector stops tracking it the first time it looks at it: a tuple is untracked
+    once everything in it is, and a nested tuple of properties (a young child, examined after its parent) kept
+    each record tracked through several collections. A Message and its property map would be three tracked objects
+    that every full collection walks, once per message ever stored.
     """
-    return (message.topic, message.body, message.tags, tuple(message.properties.items()), message.queue_id,
-            message.queue_offset, message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag,
-            message.born_timestamp, message.store_timestamp)
+    return (message.topic, message.body, message.tags, message.queue_id, message.queue_offset,
+            message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag, message.born_timestamp,
+            message.store_timestamp, *chain.from_iterable(message.properties.items()))
 
 
 def compute_logged_message(record: tuple) -> Message:
     """The message a commit-log record holds (the inverse of compute_log_record)."""
-    return Message(record[0], record[1], record[2], immutables.Map(record[3]), *record[4:])
+    properties = immutables.Map(zip(record[RECORD_PROPERTIES::2], record[RECORD_PROPERTIES + 1::2], strict=True))
+    return Message(record[0], record[1], record[2], properties, *record[RECORD_QUEUE_ID:RECORD_PROPERTIES])
 
 
-def compute_draft_record(topic: str, body: bytes, tags: str | None, pairs: tuple, queue_id: int,
+def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,
                          reconsume_times: int, flag: int, born_timestamp: int, store_timestamp: int) -> tuple:
     """A record about to be put: every field but the queue offset, physical offset and msg id, which the put
     assigns (append_record)."""
-    return (topic, body, tags, pairs, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp, store_timestamp)
+    return (topic, body, tags, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp,
+            store_timestamp) + flat_properties
 
 
 @frozen
@@ -138,10 +154,10 @@ class Store:
         return None
 
 
-def compute_stored_size(body: bytes, pairs: tuple) -> int:
-    """A stand-in for the encoded size: what advances the physical offset (body + properties + header), with the
-    properties as (name, value) pairs."""
-    return 100 + len(body) + sum([len(name) + len(value) for name, value in pairs]) + 2 * len(pairs)
+def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
+    """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
+    with the properties flat (name, value, ...): the string has one separator after each name and each value."""
+    return 100 + len(body) + sum(map(len, flat_properties)) + len(flat_properties)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -165,14 +181,15 @@ def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> 
                   properties=compute_delay_properties(message, level))
 
 
-def compute_tags_code(topic: str, tags: str | None, pairs: tuple, store_timestamp: int,
+def compute_tags_code(topic: str, tags: str | None, record: tuple, store_timestamp: int,
                       delays: tuple[int, ...]) -> int:
     """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash.
 
-    `pairs` are the stored properties: a message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY there.
+    `record` holds the stored properties: a message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY there.
     """
     if topic == SCHEDULE_TOPIC:
-        level = compute_clamped_delay_level(int(dict(pairs).get(PROPERTY_DELAY_TIME_LEVEL) or 0), delays)
+        delay = get_record_properties(record).get(PROPERTY_DELAY_TIME_LEVEL)
+        level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
             return compute_deliver_timestamp(delays, level, store_timestamp)
     return java_string_hash(tags)
@@ -184,15 +201,15 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     id, assigning the queue offset, the physical offset and the msg id; return the new store and the record.
 
     `tags_code` is the unit's tags code when the caller already knows it (ST-03), else it is computed here."""
-    topic, queue_id, pairs = draft[RECORD_TOPIC], draft[RECORD_QUEUE_ID], draft[RECORD_PROPERTIES]
+    topic, queue_id = draft[RECORD_TOPIC], draft[RECORD_QUEUE_ID]
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
     assigned = (len(queue), physical, compute_message_id(physical))
     record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
-    size = compute_stored_size(draft[RECORD_BODY], pairs)
+    size = compute_stored_size(draft[RECORD_BODY], draft[RECORD_PROPERTIES:])
     if tags_code is None:
-        tags_code = compute_tags_code(topic, draft[RECORD_TAGS], pairs, draft[RECORD_STORE_TIMESTAMP], delays)
+        tags_code = compute_tags_code(topic, draft[RECORD_TAGS], draft, draft[RECORD_STORE_TIMESTAMP], delays)
     queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
@@ -223,9 +240,10 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
         topic, queue_id = message.topic, message.queue_id
         properties = message.properties if stored_properties is None else stored_properties
     stored_at = now + clock_lead
-    draft = compute_draft_record(topic, message.body, message.tags, tuple(properties.items()), queue_id,
+    draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
                                  message.reconsume_times, message.flag, message.born_timestamp, stored_at)
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
     store, record = append_record(store, draft, now, delays, tags_code)
-    return store, Message(topic, message.body, message.tags, properties, *record[RECORD_QUEUE_ID:])
+    return store, Message(topic, message.body, message.tags, properties,
+                          *record[RECORD_QUEUE_ID:RECORD_PROPERTIES])

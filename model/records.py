@@ -63,7 +63,7 @@ def evolve(inst: T, **changes) -> T:
     positions = plan.positions
     if plan.by_dict:
         values = inst.__dict__ | changes
-        if len(values) == len(inst.__dict__):
+        if len(values) == len(positions):  # no change names a field the record does not have
             copy = _new(cls)
             _set_attribute(copy, "__dict__", values)
             return copy

@@ -1,0 +1,47 @@
+"""model.records.evolve against attrs.evolve, for each way it copies a record."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from attrs import field, frozen
+
+from model.records import evolve
+
+
+@frozen(slots=False)
+class ByDict:
+    a: int
+    b: str = "x"
+
+
+@frozen
+class Positional:
+    a: int
+    b: str = field(default="x", validator=attrs.validators.instance_of(str))
+
+
+@frozen
+class KeywordOnly:
+    a: int
+    b: str = field(default="x", kw_only=True)
+
+
+@pytest.mark.parametrize("cls", [ByDict, Positional, KeywordOnly])
+def test_evolve_copies_as_attrs_does(cls):
+    original = cls(1, b="y")
+    for changes in ({}, {"a": 2}, {"b": "z"}, {"a": 3, "b": "w"}):
+        copy = evolve(original, **changes)
+        assert copy == attrs.evolve(original, **changes) and type(copy) is cls
+    assert original == cls(1, b="y")  # the original is untouched
+
+
+@pytest.mark.parametrize("cls", [ByDict, Positional, KeywordOnly])
+def test_evolve_refuses_a_field_the_record_does_not_have(cls):
+    with pytest.raises(TypeError, match="'c'"):
+        evolve(cls(1), c=5)
+
+
+def test_evolve_runs_the_validators_of_a_validated_record():
+    with pytest.raises(TypeError):
+        evolve(Positional(1), b=7)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -155,8 +156,10 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     tables = args.tables or str(args.out / "tables")
     if spark is None:
+        from reports.render_html import import_pyplot
         from reports.session import get_spark, is_small_local_input
 
+        threading.Thread(target=import_pyplot, daemon=True).start()  # while the JVM starts
         quick_start = is_small_local_input(args.inputs, args.warehouse, args.force)
         spark = get_spark(args.master, quick_start=quick_start)
     try:

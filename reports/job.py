@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
@@ -41,10 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
 def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
     """Ingests new or changed runs (replacing earlier copies) with their partial tables; returns (ingested,
     unchanged) run ids."""
-    runs = extract.find_runs(spark, inputs)
+    runs = extract.find_runs(extract.get_lister(spark), inputs)
     known = load.read_markers(spark, warehouse)
-    fingerprints = {run_id: extract.compute_fingerprint(run.files) for run_id, run in runs.items()}
-    todo = sorted(r for r in runs if force or known.get(r) != fingerprints[r])
+    pending = extract.select_pending(runs, known, force)
+    todo = list(pending)
     if known and not load.has_partials(spark, warehouse):
         # A warehouse from before the partial tables: derive them once from the records it holds.
         write_partials(spark, warehouse, sorted(set(known) - set(todo)))
@@ -52,13 +55,13 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
         load.delete_runs(spark, warehouse, todo)
         load.append_runs(extract_records(spark, [runs[r] for r in todo]), warehouse)
         write_partials(spark, warehouse, todo)
-        load.write_markers(spark, warehouse, {r: fingerprints[r] for r in todo})
+        load.write_markers(spark, warehouse, pending)
     return todo, sorted(set(runs) - set(todo))
 
 
 def extract_records(spark, runs: list[extract.Run]):
     """The records of the runs' files; an empty run directory is one quarantined record."""
-    files = [path for run in runs for path, _, _ in run.files]
+    files = [file for run in runs for file in run.files]
     records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
     empty = [
         {"file": run.path, "line": 0, "reason": "empty run directory", "run_id": run.run_id}
@@ -74,13 +77,29 @@ def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     # The runs' metadata is a few rows: collected once, it is joined from the driver's copy, with no job of its own.
     runs = transform.select_runs(records)
     runs = spark.createDataFrame(runs.collect(), runs.schema)
-    for name, frame in {"runs": runs, **transform.compute_partials(records, runs)}.items():
-        load.append_runs(frame, warehouse, name)
+    frames = {"runs": runs, **transform.compute_partials(records, runs)}
+    run_side_by_side({name: partial(load.append_runs, frame, warehouse, name) for name, frame in frames.items()})
     load.mark_partials(spark, warehouse)
+
+
+def run_side_by_side(tasks: dict, workers: int = 4) -> dict:
+    """Runs independent Spark actions from threads of the driver: one's planning and code generation (most of a
+    small job's time in a fresh JVM) overlaps the others' tasks (measured: the 50k-line incremental aggregate phase
+    4.0-4.4 s -> 2.9-3.8 s). Returns name -> result; the first error raises."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {name: pool.submit(task) for name, task in tasks.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def collect(frame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def compute_output(spark, frame, tables: str, name: str) -> list[dict]:
+    """An output table is small: computed once (collected) and written from the driver's copy."""
+    rows = frame.collect()
+    load.write_output(spark.createDataFrame(rows, frame.schema), tables, name)
+    return [row.asDict(recursive=True) for row in rows]
 
 
 def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
@@ -91,15 +110,14 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
         [(r.rule_id, r.title, r.chapter) for r in rules], schema.get_spark_schema(schema.SPEC_RULES)
     )
     partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
-    found = {}
-    for name, frame in combine.combine(partials, rules_frame, last).items():
-        # Each output is small: computed once (collected) and written from the driver's copy.
-        rows = frame.collect()
-        load.write_output(spark.createDataFrame(rows, frame.schema), tables, name)
-        found[name] = [row.asDict(recursive=True) for row in rows]
+    outputs = combine.combine(partials, rules_frame, last)
     quarantine = partials["quarantine"]
-    shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
-    by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    tasks = {name: partial(compute_output, spark, frame, tables, name) for name, frame in outputs.items()}
+    tasks["quarantine"] = partial(collect, quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+    tasks["by_reason"] = partial(collect, quarantine.groupBy("reason").count())
+    found = run_side_by_side(tasks)
+    shown = found["quarantine"]
+    by_reason = {row["reason"]: row["count"] for row in found["by_reason"]}
     return Results(
         rules=rules,
         coverage=[row for row in found["coverage"] if row["chapter"] is not None],
@@ -139,9 +157,12 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     tables = args.tables or str(args.out / "tables")
     if spark is None:
+        from reports.render_html import import_pyplot
         from reports.session import get_spark, is_small_local_input
 
-        spark = get_spark(args.master, quick_start=is_small_local_input(args.inputs))
+        threading.Thread(target=import_pyplot, daemon=True).start()  # while the JVM starts
+        quick_start = is_small_local_input(args.inputs, args.warehouse, args.force)
+        spark = get_spark(args.master, quick_start=quick_start)
     try:
         ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
         print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)

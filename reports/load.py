@@ -10,6 +10,8 @@ runs reads no data.
 
 from __future__ import annotations
 
+import os
+
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
@@ -31,7 +33,16 @@ def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
     fs, path = _path(spark, get_table_path(warehouse, MARKERS))
     if not fs.exists(path):
         return {}
-    names = (status.getPath().getName() for status in fs.listStatus(path))
+    return parse_markers(status.getPath().getName() for status in fs.listStatus(path))
+
+
+def read_local_markers(warehouse: str) -> dict[str, str]:
+    """read_markers of a local warehouse without the JVM (the driver chooses how to start it from them)."""
+    path = get_table_path(warehouse.removeprefix("file:"), MARKERS)
+    return parse_markers(os.listdir(path)) if os.path.isdir(path) else {}
+
+
+def parse_markers(names) -> dict[str, str]:
     return dict(name.rsplit("@", 1) for name in names if "@" in name)
 
 

@@ -17,13 +17,22 @@ td.fail { background: #f8b4b4; font-weight: bold; } pre { background: #f6f8fa; p
 """
 
 
-def render_heat_map(results: Results) -> bytes:
-    """PNG: log-scaled test cases per rule (rows) and configuration (columns); gaps red, failing cells marked."""
+def import_pyplot():
+    """matplotlib's pyplot on the Agg backend (no display needed); imported when first used (~0.6 s)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def render_heat_map(results: Results) -> bytes:
+    """PNG: log-scaled test cases per rule (rows) and configuration (columns); gaps red, failing cells marked."""
+    import matplotlib
     import numpy as np
+
+    plt = import_pyplot()
 
     rules, configs = [r.rule_id for r in results.rules], results.configurations or ["(no runs)"]
     counts = np.array([[(results.get_cell(r, c) or {}).get("test_cases", 0) for c in configs] for r in rules] or [[0]])

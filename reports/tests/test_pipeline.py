@@ -9,7 +9,8 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
-from reports import job, load, schema  # noqa: E402
+from reports import extract, job, load, schema  # noqa: E402
+from reports.session import is_small_local_input  # noqa: E402
 from reports.spec_rules import get_spec_rules  # noqa: E402
 from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
 
@@ -128,6 +129,38 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
         "bad in the partial table": load.read_table(spark, warehouse, "quarantine").count(),
     }
     assert counts == {"cases": 6, "bad": 5, "bad in the partial table": 5}
+
+
+def test_whole_files_and_file_blocks_are_read_as_the_same_lines(spark, tmp_path):
+    """Both readers of read_lines number physical lines alike (CR, LF and CRLF breaks, empty lines kept in the
+    count, a final line with or without a break) and find each file's last line."""
+    texts = {"a.jsonl": "one\ntwo\r\n\nfour\rfive", "b.jsonl": "x\n\n", "c.jsonl": "", "d.jsonl": "\n"}
+    texts["e.jsonl"] = "y\n"
+    (tmp_path / "r9").mkdir()
+    for name, text in texts.items():
+        (tmp_path / "r9" / name).write_bytes(text.encode())
+    files = [(str(tmp_path / "r9" / name), len(text), 0) for name, text in texts.items()]
+    expected = [("a.jsonl", 1, "one", False), ("a.jsonl", 2, "two", False), ("a.jsonl", 4, "four", False)]
+    expected += [("a.jsonl", 5, "five", True), ("b.jsonl", 1, "x", False), ("e.jsonl", 1, "y", True)]
+    for limit in (extract.WHOLE_FILE_LIMIT, 0):  # whole files, then blocks
+        lines = extract.read_lines(spark, files, whole_file_limit=limit).where(F.col("run_id") == "r9")
+        found = lines.select(F.regexp_extract("file", r"([^/]+)$", 1).alias("file"), "line", "text", "is_last")
+        assertDataFrameEqual(found, spark.createDataFrame(expected, found.schema))
+
+
+def test_before_the_jvm_starts_the_driver_sees_which_runs_need_ingesting(spark, ingested, tmp_path):
+    """Listed without the JVM, the runs have Hadoop's fingerprints: after the ingest none is pending, so a new run
+    into a large warehouse is a small input (quick start), and so is nothing new at all."""
+    runs, warehouse = str(ingested["runs"]), ingested["warehouse"]
+    local = extract.find_runs(extract.list_local_directory, [runs])
+    assert extract.select_pending(local, {}, False) == extract.select_pending(
+        extract.find_runs(extract.get_lister(spark), [runs]), {}, False
+    )
+    assert extract.select_pending(local, load.read_local_markers(warehouse), False) == {}
+    assert is_small_local_input([runs], warehouse, False, limit_bytes=1)
+    assert not is_small_local_input([runs], warehouse, True, limit_bytes=1)
+    assert not is_small_local_input([runs], str(tmp_path / "empty-warehouse"), False, limit_bytes=1)
+    assert not is_small_local_input(["hdfs://nn/runs"], warehouse, False)
 
 
 def test_main_writes_the_outputs_and_strict_fails_on_quarantine(spark, ingested, capsys):

@@ -57,12 +57,13 @@ def get_current_pq(consumer: ConsumerInstance, mq: MessageQueue, generation: int
 GROUP_RETRY_TOPIC = get_retry_topic(GROUP)
 
 
-def reset_retry_and_namespace(msg: Message, group: str = GROUP) -> Message:
-    """[CC-05] A message pulled from %RETRY%<group> that carries RETRY_TOPIC is shown under its original topic."""
-    if msg.topic != (GROUP_RETRY_TOPIC if group == GROUP else get_retry_topic(group)):
-        return msg
+def compute_shown_topic(msg: Message) -> str:
+    """[CC-05] resetRetryAndNamespace: a message pulled from %RETRY%<group> that carries RETRY_TOPIC is shown under
+    its original topic."""
+    if msg.topic != GROUP_RETRY_TOPIC:
+        return msg.topic
     retry_topic = msg.get_property(PROPERTY_RETRY_TOPIC)
-    return msg if retry_topic is None else evolve(msg, topic=retry_topic)
+    return msg.topic if retry_topic is None else retry_topic
 
 
 def replace_cached(pq, msgs):
@@ -94,7 +95,7 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
     requests = system.requests.mutate()
     for chunk in chunks:
         seen = tuple([
-            evolve(m, topic=reset_retry_and_namespace(m).topic,
+            evolve(m, topic=compute_shown_topic(m),
                    properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
             for m in chunk
         ])

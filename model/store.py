@@ -80,9 +80,14 @@ def compute_flat_properties(properties: Mapping) -> tuple:
     return tuple(chain.from_iterable(properties.items()))
 
 
+def get_record_property_pairs(record: tuple) -> Iterator[tuple[str, str]]:
+    """The (name, value) pairs of the properties a record holds."""
+    return zip(record[RECORD_PROPERTIES::2], record[RECORD_PROPERTIES + 1::2], strict=True)
+
+
 def get_record_properties(record: tuple) -> dict:
     """The properties a record holds, as a dict."""
-    return dict(zip(record[RECORD_PROPERTIES::2], record[RECORD_PROPERTIES + 1::2], strict=True))
+    return dict(get_record_property_pairs(record))
 
 
 def compute_log_record(message: Message) -> tuple:
@@ -95,12 +100,12 @@ def compute_log_record(message: Message) -> tuple:
     """
     return (message.topic, message.body, message.tags, message.queue_id, message.queue_offset,
             message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag, message.born_timestamp,
-            message.store_timestamp, *chain.from_iterable(message.properties.items()))
+            message.store_timestamp) + compute_flat_properties(message.properties)
 
 
 def compute_logged_message(record: tuple) -> Message:
     """The message a commit-log record holds (the inverse of compute_log_record)."""
-    properties = immutables.Map(zip(record[RECORD_PROPERTIES::2], record[RECORD_PROPERTIES + 1::2], strict=True))
+    properties = immutables.Map(get_record_property_pairs(record))
     return Message(record[0], record[1], record[2], properties, *record[RECORD_QUEUE_ID:RECORD_PROPERTIES])
 
 
@@ -181,18 +186,17 @@ def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> 
                   properties=compute_delay_properties(message, level))
 
 
-def compute_tags_code(topic: str, tags: str | None, record: tuple, store_timestamp: int,
-                      delays: tuple[int, ...]) -> int:
+def compute_tags_code(record: tuple, delays: tuple[int, ...]) -> int:
     """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash.
 
-    `record` holds the stored properties: a message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY there.
+    A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
     """
-    if topic == SCHEDULE_TOPIC:
+    if record[RECORD_TOPIC] == SCHEDULE_TOPIC:
         delay = get_record_properties(record).get(PROPERTY_DELAY_TIME_LEVEL)
         level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
-            return compute_deliver_timestamp(delays, level, store_timestamp)
-    return java_string_hash(tags)
+            return compute_deliver_timestamp(delays, level, record[RECORD_STORE_TIMESTAMP])
+    return java_string_hash(record[RECORD_TAGS])
 
 
 def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
@@ -209,7 +213,7 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
     size = compute_stored_size(draft[RECORD_BODY], draft[RECORD_PROPERTIES:])
     if tags_code is None:
-        tags_code = compute_tags_code(topic, draft[RECORD_TAGS], draft, draft[RECORD_STORE_TIMESTAMP], delays)
+        tags_code = compute_tags_code(draft, delays)
     queue = queue.append((physical, size, tags_code, now, len(log)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:

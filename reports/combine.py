@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reports import schema
 
@@ -48,7 +49,7 @@ def compute_coverage(hits: DataFrame, failures: DataFrame, rules: DataFrame) -> 
     )
     # Rule ids that tests marked but spec/ does not define (a typo, a stale spec) join the grid with no chapter.
     unknown = counted.select("rule_id").distinct().join(rules, "rule_id", "left_anti")
-    every_rule = rules.select("rule_id", "chapter").union(unknown.select("rule_id", F.lit(None).cast("string")))
+    every_rule = rules.select("rule_id", "chapter").union(unknown.select("rule_id", F.lit(None).cast(T.StringType())))
     grid = every_rule.crossJoin(hits.select("configuration").distinct())
     counts = ["test_cases", "steps", "runs", "failures", "expected_failures"]
     joined = grid.join(counted, ["rule_id", "configuration"], "left").join(failed, ["rule_id", "configuration"], "left")

@@ -14,8 +14,10 @@ from typing import NamedTuple
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reports import schema
+from reports.local_frame import create_frame
 
 REPORT_SUFFIX = ".jsonl"
 # Files up to this size are read whole, one row each (a task holds a few copies of one); larger ones by blocks.
@@ -124,7 +126,7 @@ def read_lines(spark: SparkSession, files: list[tuple[str, int, int]], whole_fil
     line (1-based), text, and whether it is the file's last line (where a killed writer leaves a truncated one)."""
     paths = [path for path, _, _ in files]
     if not paths:
-        empty = spark.createDataFrame([], schema.get_spark_schema(schema.LINES))
+        empty = create_frame(spark, [], schema.LINES)
         return empty.withColumn("is_last", F.lit(False))
     lengths = [length for _, length, _ in files]
     if max(lengths) <= whole_file_limit and sum(lengths) <= WHOLE_INPUT_LIMIT:
@@ -152,7 +154,7 @@ def read_whole_files(spark: SparkSession, paths: list[str]) -> DataFrame:
     return lines.where(F.col("text") != "").select(
         "run_id",
         "file",
-        (F.col("index") + 1).cast("int").alias("line"),
+        (F.col("index") + 1).cast(T.IntegerType()).alias("line"),
         "text",
         (F.col("index") + 1 == F.col("total")).alias("is_last"),
     )
@@ -178,7 +180,7 @@ def read_file_blocks(spark: SparkSession, paths: list[str]) -> DataFrame:
         F.sum("count").over(Window.partitionBy("file")).alias("total"),
     )
     numbered = lines.join(F.broadcast(offsets), ["file", "block"]).withColumn(
-        "line", (F.col("id") - F.col("first_id") + F.col("before") + 1).cast("int")
+        "line", (F.col("id") - F.col("first_id") + F.col("before") + 1).cast(T.IntegerType())
     )
     return numbered.where(F.col("text") != "").select(
         "run_id",

@@ -15,6 +15,7 @@ import os
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
+from reports.local_frame import create_frame
 
 RECORDS, MARKERS, PARTIALS_MARKER = "records", "_ingested", "_partials"
 
@@ -95,13 +96,13 @@ def read_table(spark: SparkSession, warehouse: str, name: str = RECORDS, run_ids
     with `run_ids`, only their partitions are listed and read."""
     path, fields = get_table_path(warehouse, name), schema.get_spark_schema(get_table_fields(name))
     if not exists(spark, path):
-        return spark.createDataFrame([], fields)
+        return create_frame(spark, [], fields)
     reader = spark.read.schema(fields)
     if run_ids is None:
         return reader.parquet(path)
     found = [p for p in (f"{path}/run_id={run_id}" for run_id in run_ids) if exists(spark, p)]
     if not found:
-        return spark.createDataFrame([], fields)
+        return create_frame(spark, [], fields)
     return reader.option("basePath", path).parquet(*found)
 
 

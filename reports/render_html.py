@@ -36,7 +36,12 @@ def render_heat_map(results: Results) -> bytes:
 
     rules, configs = [r.rule_id for r in results.rules], results.configurations or ["(no runs)"]
     counts = np.array([[(results.get_cell(r, c) or {}).get("test_cases", 0) for c in configs] for r in rules] or [[0]])
-    figure, axes = plt.subplots(figsize=(max(6, 3 + 0.9 * len(configs)), 1.5 + 0.22 * max(len(rules), 1)))
+    width, height = max(6, 3 + 0.9 * len(configs)), 1.5 + 0.22 * max(len(rules), 1)
+    figure, axes = plt.subplots(figsize=(width, height))
+    # Fixed margins in inches: rule ids on the left, the colour bar's labels on the right, four-line configuration
+    # labels below, the title above. tight_layout would draw the whole figure once more to measure the labels
+    # (~0.3 s of the 50k-line incremental run).
+    figure.subplots_adjust(left=0.75 / width, right=1 - 0.8 / width, bottom=0.75 / height, top=1 - 0.4 / height)
     cmap = matplotlib.colormaps["Greens"].with_extremes(bad="#f4a3a3")
     shown = np.ma.masked_where(counts == 0, np.log10(np.maximum(counts, 1)) + 1)
     image = axes.imshow(shown, aspect="auto", cmap=cmap, vmin=0)
@@ -48,7 +53,6 @@ def render_heat_map(results: Results) -> bytes:
             axes.text(col, row, "✗", ha="center", va="center", color="black", fontsize=8)
     figure.colorbar(image, ax=axes, label="log10(test cases) + 1 (red: gap)", shrink=0.5)
     axes.set_title("Spec rules exercised per configuration", fontsize=10)
-    figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)

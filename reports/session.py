@@ -88,7 +88,9 @@ def get_spark(
         archive_options, pending_archive = class_archive.get_java_options(os.environ)
         java_options = [LOCAL_DEFAULTS["spark.driver.extraJavaOptions"], *archive_options]
         if quick_start:
-            java_options.append("-XX:TieredStopAtLevel=1")
+            # The serial collector: a short job's heap is small, and it spends no threads on concurrent marking
+            # (measured: the 50k-line incremental run ~0.7 s faster, ~10 % less CPU, in 3 alternating runs).
+            java_options += ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
         # Honoured because the JVM is not up yet: in local mode from Python the builder's conf launches it.
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     elif master:

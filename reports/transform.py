@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from reports import schema
 from reports.spec_rules import RULE_ID
@@ -22,7 +23,9 @@ def parse_lines(lines: DataFrame) -> DataFrame:
         .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
         .when(
             version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),
-            F.concat(F.lit("unknown report schema version "), F.coalesce(version.cast("string"), F.lit("(none)"))),
+            F.concat(
+                F.lit("unknown report schema version "), F.coalesce(version.cast(T.StringType()), F.lit("(none)"))
+            ),
         )
     )
     return lines.withColumn("record", record).withColumn("reason", reason)
@@ -39,8 +42,8 @@ def select_records(parsed: DataFrame) -> DataFrame:
 
     features = F.coalesce(record["features"], F.create_map())
     timing = F.coalesce(record["timing"], F.create_map())
-    rule_ids = F.filter(F.map_keys(features), lambda key: key.rlike(RULE_ID_PATTERN)).cast("array<string>")
-    seconds = F.aggregate(F.map_values(timing), F.lit(0.0), lambda total, x: total + x).cast("double")
+    rule_ids = F.filter(F.map_keys(features), lambda key: key.rlike(RULE_ID_PATTERN)).cast(T.ArrayType(T.StringType()))
+    seconds = F.aggregate(F.map_values(timing), F.lit(0.0), lambda total, x: total + x).cast(T.DoubleType())
     return parsed.select(
         "file",
         "line",
@@ -111,7 +114,7 @@ def select_failures(cases: DataFrame) -> DataFrame:
 def compute_rule_hits(cases: DataFrame) -> DataFrame:
     """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
     rules. Under a null rule id: the totals of all the run's cases in that configuration."""
-    every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast("string")))
+    every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast(T.StringType())))
     exploded = cases.select(
         "run_id",
         "configuration",

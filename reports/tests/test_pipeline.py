@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from reports import extract, job, load, schema  # noqa: E402
+from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input  # noqa: E402
 from reports.spec_rules import get_spec_rules  # noqa: E402
 from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
@@ -129,6 +130,25 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
         "bad in the partial table": load.read_table(spark, warehouse, "quarantine").count(),
     }
     assert counts == {"cases": 6, "bad": 5, "bad in the partial table": 5}
+
+
+def test_driver_rows_become_the_same_frame_as_pysparks_own(spark):
+    """create_frame (no Python worker) against PySpark's createDataFrame: nested rows, maps, arrays, nulls, line
+    breaks and quotes in strings, NaN and infinities, and no rows at all."""
+    fields = (("text", "string"), ("n", "long"), ("x", "double"), ("ids", "array<string>"))
+    fields += (("timing", "map<string,double>"), ("content", (("seed", "string"), ("started_at", "double"))))
+    rows = [
+        ("two\nlines \"quoted\" \\ ✗", 2**40, float("nan"), ["SB-04", None], {"a": float("inf")}, ("7", -0.5)),
+        (None, None, float("-inf"), [], {}, None),
+        ("", 0, 1e-300, None, None, (None, None)),
+    ]
+    struct = schema.get_spark_schema(fields)
+    assertDataFrameEqual(create_frame(spark, rows, fields), spark.createDataFrame(rows, struct))
+    collected = spark.createDataFrame(rows, struct).collect()  # Rows with nested Rows, as the job passes them
+    assertDataFrameEqual(create_frame(spark, collected, struct), collected)
+    empty = create_frame(spark, [], fields)
+    assertSchemaEqual(empty.schema, struct)
+    assert empty.count() == 0
 
 
 def test_whole_files_and_file_blocks_are_read_as_the_same_lines(spark, tmp_path):

@@ -24,7 +24,7 @@ CHUNK_SIZE = 1 << CHUNK_BITS
 CHUNK_MASK = CHUNK_SIZE - 1
 
 
-@frozen
+@frozen(slots=False)  # built at every append: see model/cluster.py on slots=False
 class AppendLog:
     """Entries 0 .. len - 1; full chunks by chunk number, then the tail."""
 

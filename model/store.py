@@ -117,7 +117,7 @@ def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_propert
             store_timestamp) + flat_properties
 
 
-@frozen
+@frozen(slots=False)
 class Store:
     """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 

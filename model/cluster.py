@@ -24,6 +24,7 @@ from model.broker import Broker
 from model.config import Config
 from model.fifo import Fifo
 from model.message import Message, MessageQueue
+from model.store import compute_logged_message
 
 GROUP = "please_rename_unique_group_name"
 TOPIC = "TopicTest"
@@ -255,11 +256,19 @@ class System:
 
 @frozen(slots=False)
 class Produced:
-    """A producer's message as the broker stored it (its msg id is the ORIGIN_MESSAGE_ID of its retries)."""
+    """A producer's message as the broker stored it (its msg id is the ORIGIN_MESSAGE_ID of its retries).
 
-    message: Message
+    It holds the commit-log record; `message` decodes it when read (a producer's observation is often dropped
+    unread, and decoding builds the message and its property map), as model.schedule.Delivery does.
+    """
+
+    record: tuple
     time: int
     rules: tuple[str, ...] = ()
+
+    @property
+    def message(self) -> Message:
+        return compute_logged_message(self.record)
 
 
 @frozen(slots=False)

@@ -23,7 +23,13 @@ from model.consume_common import (
     start_listeners,
 )
 from model.consume_service import ConsumeService
-from model.process_queue import contains_message, get_expired_head_messages, get_max_span, remove_message
+from model.process_queue import (
+    compute_removal,
+    contains_message,
+    get_expired_head_messages,
+    get_max_span,
+    remove_message,
+)
 from model.records import discard, evolve
 
 CLEAN_EXPIRED = "clean_expired_msg"
@@ -95,7 +101,7 @@ def complete(system: System, event) -> tuple[System, list]:
             consumer = system.consumers[request.client_id]
             back_offsets = {m.queue_offset for m in back_failed}
             consumed = [m for m in consumed if m.queue_offset not in back_offsets]
-    pq, offset = remove_message(pq, consumed, system.now)
+    pq, offset = compute_removal(pq, consumed, system.now)
     system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), pq,
                                     requests=requests)
     processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,

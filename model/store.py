@@ -209,12 +209,13 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
-    assigned = (len(queue), physical, compute_message_id(physical))
+    # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
+    assigned = (queue.length, physical, compute_message_id(physical))
     record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
     size = compute_stored_size(draft[RECORD_BODY], draft[RECORD_PROPERTIES:])
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
-    queue = queue.append((physical, size, tags_code, now, len(log)))
+    queue = queue.append((physical, size, tags_code, now, log.length))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)

@@ -24,7 +24,7 @@ CHUNK_SIZE = 1 << CHUNK_BITS
 CHUNK_MASK = CHUNK_SIZE - 1
 
 
-@frozen
+@frozen(slots=False)
 class AppendLog:
     """Entries 0 .. len - 1; full chunks by chunk number, then the tail."""
 
@@ -49,6 +49,17 @@ class AppendLog:
         for number in range(len(self.chunks)):
             yield from self.chunks[number]
         yield from self.tail
+
+    def iterate(self, start: int, stop: int) -> Iterator:
+        """The entries start .. stop - 1 (clipped to the log), a chunk at a time rather than an index each."""
+        stop, tail_start = min(stop, self.length), self.length - len(self.tail)
+        while start < min(stop, tail_start):
+            chunk = self.chunks[start >> CHUNK_BITS]
+            end = min(stop - (start & ~CHUNK_MASK), CHUNK_SIZE)
+            yield from chunk[start & CHUNK_MASK:end]
+            start += end - (start & CHUNK_MASK)
+        if start < stop:
+            yield from self.tail[start - tail_start:stop - tail_start]
 
     def bisect_left(self, value, position: int) -> int:
         """The first index whose entry's `position`-th item is >= value, for entries sorted by that item (a binary

@@ -23,7 +23,13 @@ from model.consume_common import (
     start_listeners,
 )
 from model.consume_service import ConsumeService
-from model.process_queue import contains_message, get_expired_head_messages, get_max_span, remove_message
+from model.process_queue import (
+    compute_removal,
+    contains_message,
+    get_expired_head_messages,
+    get_max_span,
+    remove_message,
+)
 from model.records import discard, evolve
 
 CLEAN_EXPIRED = "clean_expired_msg"
@@ -84,20 +90,18 @@ def complete(system: System, event) -> tuple[System, list]:
         dropped = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, system.now,
                                    rules + ("RB-03",))
         return evolve(system, requests=requests), [dropped]
-    if system.config.is_clustering:
+    consumed, observations = request.messages, []
+    if not system.config.is_clustering:
+        observations.append(Note("broadcasting drops failed messages", system.now, ("CC-09",)))
+    elif failed:
+        # A send-back changes only the broker: the instance and its ProcessQueue stay those read above.
         system, back_failed, observations = send_back_failed(system, event, pq, failed)
-    else:
-        back_failed, observations = (), [Note("broadcasting drops failed messages", system.now, ("CC-09",))]
-    consumer = system.consumers[request.client_id]
-    pq = consumer.process_queues[request.queue]
-    if back_failed:
-        system, pq = resubmit_later(system, consumer, request, pq, back_failed)
-        consumer = system.consumers[request.client_id]
-    consumed = request.messages
-    if back_failed:
-        back_offsets = {m.queue_offset for m in back_failed}
-        consumed = [m for m in consumed if m.queue_offset not in back_offsets]
-    pq, offset = remove_message(pq, consumed, system.now)
+        if back_failed:
+            system, pq = resubmit_later(system, consumer, request, pq, back_failed)
+            consumer = system.consumers[request.client_id]
+            back_offsets = {m.queue_offset for m in back_failed}
+            consumed = [m for m in consumed if m.queue_offset not in back_offsets]
+    pq, offset = compute_removal(pq, consumed, system.now)
     system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), pq,
                                     requests=requests)
     processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,

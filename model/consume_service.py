@@ -44,18 +44,20 @@ class ConsumeService:
     prepare_pull: Callable = lambda system, _client_id, _mq: (system, [])
 
 
-_SERVICES: dict[ConsumeMode, ConsumeService] = {}
+# (mode, service) pairs, compared by identity: an enum member's hash is a Python-level call, and every event asks.
+_SERVICES: list[tuple[ConsumeMode, ConsumeService]] = []
 
 
 def get_consume_service(config: Config) -> ConsumeService:
     """[CC-01] The consume service is chosen once, by `config.consume_mode`."""
-    try:
-        return _SERVICES[config.consume_mode]
-    except KeyError:
-        pass
+    mode = config.consume_mode
+    for known, service in _SERVICES:
+        if known is mode:
+            return service
     # Imported here: the services import this module (and are looked up once per mode, then from _SERVICES).
-    if config.consume_mode is ConsumeMode.ORDERLY:
+    if mode is ConsumeMode.ORDERLY:
         from model.orderly_service import ORDERLY_SERVICE as service
     else:
         from model.concurrently import CONCURRENTLY_SERVICE as service
-    return _SERVICES.setdefault(config.consume_mode, service)
+    _SERVICES.append((mode, service))
+    return service

@@ -38,7 +38,7 @@ class FetchError(enum.Enum):
     CLIENT_ERROR = "RemotingException"  # timeout, connection, unknown broker (MQClientException)
 
 
-@frozen
+@frozen(slots=False)
 class ControllableOffset:
     """[OS-03] One cached offset; `frozen` (5.2.0+) makes ordinary updates no-ops until the entry is removed."""
 

@@ -78,8 +78,14 @@ def put_message(pq: ProcessQueue, msgs: Iterable[Message]) -> Outcome:
 def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outcome:
     """[PQ-04] Drop consumed messages; returns (pq, offset): -1 if the tree was empty on entry,
     `queue_offset_max + 1` if this call emptied it, else the smallest offset still cached."""
+    return Outcome(*compute_removal(pq, msgs, now), ("PQ-04",))
+
+
+def compute_removal(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> tuple[ProcessQueue, int]:
+    """[PQ-04] remove_message as a plain (pq, offset) pair, for the consume path that runs it at every completion
+    (an Outcome costs a Python-level constructor and an instance dict)."""
     if not pq.msg_tree_map:
-        return Outcome(evolve(pq, last_consume_timestamp=now), -1, ("PQ-04",))
+        return evolve(pq, last_consume_timestamp=now), -1
     tree, count, size = pq.msg_tree_map, pq.msg_count, pq.msg_size
     for msg in msgs:
         smaller = tree.discard(msg.queue_offset)
@@ -91,8 +97,7 @@ def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outco
     if count == 0:
         size = 0
     offset = tree.first_key() if tree else pq.queue_offset_max + 1
-    pq = evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size, last_consume_timestamp=now)
-    return Outcome(pq, offset, ("PQ-04",))
+    return evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size, last_consume_timestamp=now), offset
 
 
 def get_max_span(pq: ProcessQueue) -> int:

@@ -11,7 +11,7 @@ from model.message import MessageQueue, is_retry_topic
 from model.offset_store import get_offset
 from model.process_queue import get_cached_msg_size_in_mib, put_message
 from model.records import discard, evolve
-from model.store import UNIT_LOG_INDEX, UNIT_TAGS_CODE
+from model.store import UNIT_LOG_INDEX, UNIT_TAGS_CODE, compute_logged_message
 
 CACHE_FLOW_CONTROL_MILLIS = 50
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
@@ -40,10 +40,11 @@ def compute_flow_control(system: System, client_id: str, mq: MessageQueue, pq) -
     return get_consume_service(config).allows_pull(system, client_id, mq, pq)
 
 
-def matches_tag_code(system: System, mq: MessageQueue, tags_code: int) -> bool:
+def get_subscribed_codes(system: System, mq: MessageQueue) -> frozenset | None:
+    """The tags codes the broker lets through for the queue, None for all (a "*" subscription, a retry topic)."""
     if system.subscription is None or is_retry_topic(mq.topic):
-        return True
-    return tags_code in system.subscription_codes
+        return None
+    return system.subscription_codes
 
 
 def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str, list, int]:
@@ -58,18 +59,20 @@ def get_broker_pull(system: System, mq: MessageQueue, offset: int) -> tuple[str,
     if offset == high:
         return "NO_NEW_MSG", [], offset
     found, position, batch = [], offset, system.config.pull_batch_size
-    end = min(high, offset + max(MAX_FILTER_SCAN_UNITS, batch))
-    while position < end and len(found) < batch:
-        unit = queue[position]
-        if matches_tag_code(system, mq, unit[UNIT_TAGS_CODE]):
-            found.append(store.get_message_at(unit[UNIT_LOG_INDEX]))
+    codes, log = get_subscribed_codes(system, mq), store.commit_log
+    for unit in queue.iterate(offset, offset + max(MAX_FILTER_SCAN_UNITS, batch)):
+        if len(found) == batch:
+            break
+        if codes is None or unit[UNIT_TAGS_CODE] in codes:
+            found.append(compute_logged_message(log[unit[UNIT_LOG_INDEX]]))
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position
 
 
-def is_subscribed_tag(system: System, mq: MessageQueue, tags: str | None) -> bool:
-    """[PL-05] PullAPIWrapper.processPullResult re-checks the tag string: collisions are dropped here."""
-    return system.subscription is None or is_retry_topic(mq.topic) or tags in system.subscription
+def get_subscribed_tags(system: System, mq: MessageQueue) -> frozenset | None:
+    """[PL-05] PullAPIWrapper.processPullResult re-checks the tag string (collisions are dropped there): the tags
+    it keeps, None for all."""
+    return None if system.subscription is None or is_retry_topic(mq.topic) else system.subscription
 
 
 def commit_piggyback(system: System, consumer, mq: MessageQueue) -> tuple[System, list]:
@@ -142,7 +145,8 @@ def set_next_offset(system: System, client_id: str, mq: MessageQueue, next_offse
 
 def on_found(system: System, client_id: str, mq: MessageQueue, found: list, next_offset: int):
     """[PL-05] FOUND: drop tag mismatches, cache the rest (putMessage), submit them, pull again."""
-    msgs = tuple(m for m in found if is_subscribed_tag(system, mq, m.tags))
+    tags = get_subscribed_tags(system, mq)
+    msgs = tuple(found) if tags is None else tuple(m for m in found if m.tags in tags)
     observations = []
     if msgs:
         consumer = system.consumers[client_id]

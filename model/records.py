@@ -15,7 +15,7 @@ works out once per class how to copy it:
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import attrs
@@ -28,8 +28,9 @@ T = TypeVar("T")
 class CopyPlan:
     positions: dict[str, int]
     get_all: operator.attrgetter | None
-    # True: copy the instance dict; False: call the class positionally.
-    by_dict: bool
+    # Copy the instance dict and store it with this setter (the class's `__dict__` descriptor, cheaper than
+    # object.__setattr__); None: call the class positionally.
+    set_dict: Callable | None
 
 
 def get_copy_plan(cls: type) -> CopyPlan | None:
@@ -41,12 +42,13 @@ def get_copy_plan(cls: type) -> CopyPlan | None:
     positions = {name: position for position, name in enumerate(names)}
     plain = all(f.converter is None and f.validator is None for f in fields)
     if plain and "__slots__" not in cls.__dict__ and not hasattr(cls, "__attrs_post_init__"):
-        return CopyPlan(positions, None, True)
-    return CopyPlan(positions, operator.attrgetter(*names), False)
+        descriptor = next(vars(klass)["__dict__"] for klass in cls.__mro__ if "__dict__" in vars(klass))
+        return CopyPlan(positions, None, descriptor.__set__)
+    return CopyPlan(positions, operator.attrgetter(*names), None)
 
 
 # Bound once: a module global and an attribute lookup per copy were a measurable part of a system step.
-_new, _set_attribute = object.__new__, object.__setattr__
+_new = object.__new__
 # The copy plan of each class, looked up directly (cheaper per call than the functools.cache wrapper).
 _PLANS: dict[type, CopyPlan | None] = {}
 
@@ -61,11 +63,12 @@ def evolve(inst: T, **changes) -> T:
     if plan is None:
         return attrs.evolve(inst, **changes)
     positions = plan.positions
-    if plan.by_dict:
+    set_dict = plan.set_dict
+    if set_dict is not None:
         values = inst.__dict__ | changes
         if len(values) == len(positions):  # no change names a field the record does not have
             copy = _new(cls)
-            _set_attribute(copy, "__dict__", values)
+            set_dict(copy, values)
             return copy
     elif positions.keys() >= changes.keys():
         values = list(plan.get_all(inst))

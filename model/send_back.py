@@ -50,7 +50,7 @@ class ResponseCode(enum.Enum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 
-@frozen
+@frozen(slots=False)
 class SendBackRequest:
     """ConsumerSendMsgBackRequestHeader. `offset` is the commit-log offset of the consumed message;
     `max_reconsume_times` is None for a client older than 3.4.9 (the broker then ignores the field)."""
@@ -63,7 +63,7 @@ class SendBackRequest:
     max_reconsume_times: int | None
 
 
-@frozen
+@frozen(slots=False)
 class SendBackResult:
     """The response: its code and remark, the message as stored (None when nothing was stored), the rules taken."""
 

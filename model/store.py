@@ -117,7 +117,7 @@ def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_propert
             store_timestamp) + flat_properties
 
 
-@frozen
+@frozen(slots=False)
 class Store:
     """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 
@@ -209,12 +209,13 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
-    assigned = (len(queue), physical, compute_message_id(physical))
+    # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
+    assigned = (queue.length, physical, compute_message_id(physical))
     record = draft[:RECORD_QUEUE_OFFSET] + assigned + draft[RECORD_RECONSUME_TIMES:]
     size = compute_stored_size(draft[RECORD_BODY], draft[RECORD_PROPERTIES:])
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
-    queue = queue.append((physical, size, tags_code, now, len(log)))
+    queue = queue.append((physical, size, tags_code, now, log.length))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)
@@ -225,14 +226,14 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     return store, record
 
 
-def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
-                stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
+def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
+               stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, tuple, Mapping]:
     """[ST-06] Append a message to the commit log and its consume queue, rewriting a delayed one first (ST-01).
 
     `stored_properties` is Java's propertiesString: what the commit log keeps when the caller computed it before
     changing the property map (ST-05); the delay check always reads `message.properties`. `clock_lead` models a
     broker wall clock that is ahead of the virtual clock by that many ms (it is set back later, DT-07).
-    Returns the new store and the message as stored (offsets, msg id and store time assigned).
+    Returns the new store, the commit-log record appended and the property map it holds.
     """
     level = message.delay_time_level
     if level > 0:
@@ -249,5 +250,13 @@ def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
     store, record = append_record(store, draft, now, delays, tags_code)
-    return store, Message(topic, message.body, message.tags, properties,
+    return store, record, properties
+
+
+def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
+                stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
+    """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
+    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                           clock_lead=clock_lead)
+    return store, Message(record[RECORD_TOPIC], record[RECORD_BODY], record[RECORD_TAGS], properties,
                           *record[RECORD_QUEUE_ID:RECORD_PROPERTIES])

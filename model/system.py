@@ -36,7 +36,7 @@ from model.pull import commit_broker_offset, process_pull, wake_parked_pulls
 from model.rebalance import crash, process_offset_illegal_fix, process_persist, process_rebalance_due, set_members
 from model.records import evolve
 from model.schedule import get_next_schedule_time, on_schedule_timer
-from model.store import put_message
+from model.store import put_record
 from model.timers import heap_peek, heap_pop
 
 
@@ -58,8 +58,8 @@ def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_q
 def on_produce(system: System, event: Produce) -> tuple[System, list]:
     message = create_message(TOPIC, event.uniq_key, body=event.uniq_key.encode(), tags=event.tags,
                              queue_id=event.queue_id, delay_level=event.delay_level, born_timestamp=system.now)
-    store, stored = put_message(system.broker.store, message, system.now, system.config.delay_levels)
-    return evolve(system, broker=evolve(system.broker, store=store)), [Produced(stored, system.now, ("SY-01",))]
+    store, record, _properties = put_record(system.broker.store, message, system.now, system.config.delay_levels)
+    return evolve(system, broker=evolve(system.broker, store=store)), [Produced(record, system.now, ("SY-01",))]
 
 
 def on_complete(system: System, event: CompleteConsume) -> tuple[System, list]:
@@ -189,5 +189,8 @@ def step(system: System, event, *, fast_forward: bool = True) -> tuple[System, l
         return advance(system, event.until, fast_forward=fast_forward)
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
-    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
-    return wake_parked_pulls(system, store), observations
+    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for
+    # (checked here too: most events put nothing, and the call costs more than the check).
+    if system.flow_parked or system.broker.store is not store:
+        system = wake_parked_pulls(system, store)
+    return system, observations

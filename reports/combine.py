@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports import schema
+from reports.transform import sum_by
 
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "configuration", "seed", "nodeid", "status_reason", "expected_violation")
@@ -18,10 +19,6 @@ OUTPUT_COLUMNS = {
     "trend": ("run_id", "started_at", "git_commit", "configurations", "writers", "writers_finished", "test_cases")
     + ("seconds", "rules_exercised", "failures", "expected_failures"),
 }
-
-
-def sum_by(partial: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
-    return partial.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
 
 
 def select_rules(hits: DataFrame) -> DataFrame:

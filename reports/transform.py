@@ -111,44 +111,54 @@ def select_failures(cases: DataFrame) -> DataFrame:
     )
 
 
-def compute_rule_hits(cases: DataFrame) -> DataFrame:
+def compute_rule_hits(observations: DataFrame, runs: DataFrame) -> DataFrame:
     """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
-    rules. Under a null rule id: the totals of all the run's cases in that configuration."""
+    rules. Under a null rule id: the totals of all the run's cases in that configuration.
+
+    Cases are counted per writer first and given their configuration after: the join and the longer key then apply
+    to a few hundred rows per run instead of to every case's rules."""
     every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast(T.StringType())))
-    exploded = cases.select(
+    exploded = observations.select(
         "run_id",
-        "configuration",
+        "writer",
         F.explode(every_rule_and_none).alias("rule_id"),
         F.coalesce("steps", F.lit(0)).alias("steps"),
         "seconds",
         F.size("rule_ids").alias("rule_count"),
     )
     share = F.when(F.col("rule_id").isNotNull(), F.col("seconds") / F.col("rule_count"))
-    return exploded.groupBy("run_id", "configuration", "rule_id").agg(
+    per_writer = exploded.groupBy("run_id", "writer", "rule_id").agg(
         F.count(F.lit(1)).alias("test_cases"),
         F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds"),
         F.sum(share).alias("attributed_seconds"),
     )
+    sums = ["test_cases", "steps", "seconds", "attributed_seconds"]
+    return sum_by(with_configuration(per_writer, runs), ["run_id", "configuration", "rule_id"], sums)
 
 
-def compute_machine_cost(cases: DataFrame) -> DataFrame:
+def compute_machine_cost(observations: DataFrame) -> DataFrame:
     """Per run, time per test (a machine is a test) and per timing key (``execute:rule:<name>`` is a machine rule)."""
-    # The machine is named once per case, not once per timing key.
-    named = cases.select("run_id", F.regexp_replace("nodeid", r"\[.*$", "").alias("machine"), "timing")
-    timed = named.select("run_id", "machine", F.explode("timing").alias("timing_key", "seconds"))
-    return timed.groupBy("run_id", "machine", "timing_key").agg(
+    timed = observations.select("run_id", "nodeid", F.explode("timing").alias("timing_key", "seconds"))
+    per_test = timed.groupBy("run_id", "nodeid", "timing_key").agg(
         F.sum("seconds").alias("seconds"), F.count(F.lit(1)).alias("test_cases")
     )
+    # The machine is named once per test and timing key, not once per case.
+    named = per_test.withColumn("machine", F.regexp_replace("nodeid", r"\[.*$", ""))
+    return sum_by(named, ["run_id", "machine", "timing_key"], ["seconds", "test_cases"])
+
+
+def sum_by(frame: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
+    return frame.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
 
 
 def compute_partials(records: DataFrame, runs: DataFrame) -> dict[str, DataFrame]:
     """The per-run partial tables (schema.PARTIALS) of the runs in `records`, but for `runs` (select_runs of the
     same records, given so that the caller can compute it once)."""
-    cases = with_configuration(select_observations(records), runs)
+    observations = select_observations(records)
     return {
-        "failures": select_failures(cases),
-        "rule_hits": compute_rule_hits(cases),
-        "machine_cost": compute_machine_cost(cases),
+        "failures": select_failures(with_configuration(observations, runs)),
+        "rule_hits": compute_rule_hits(observations, runs),
+        "machine_cost": compute_machine_cost(observations),
         "quarantine": select_quarantine(records),
     }

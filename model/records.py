@@ -55,7 +55,7 @@ _PLANS: dict[type, CopyPlan | None] = {}
 
 def evolve(inst: T, **changes) -> T:
     """A copy of the attrs instance `inst` with `changes` applied, as `attrs.evolve`."""
-    cls = inst.__class__
+    cls = type(inst)  # a call CPython specialises; `inst.__class__` is a generic descriptor read
     try:
         plan = _PLANS[cls]
     except KeyError:

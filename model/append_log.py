@@ -17,14 +17,16 @@ from collections.abc import Iterator
 from operator import itemgetter
 
 import immutables
-from attrs import field, frozen
+from attrs import field
+
+from model.records import record
 
 CHUNK_BITS = 5
 CHUNK_SIZE = 1 << CHUNK_BITS
 CHUNK_MASK = CHUNK_SIZE - 1
 
 
-@frozen(slots=False)
+@record
 class AppendLog:
     """Entries 0 .. len - 1; full chunks by chunk number, then the tail."""
 

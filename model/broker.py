@@ -6,7 +6,7 @@ import immutables
 from attrs import field, frozen
 
 from model.config import Config
-from model.records import evolve
+from model.records import evolve, record
 from model.schedule import ScheduleState
 from model.store import Store
 
@@ -35,7 +35,7 @@ class SubscriptionGroupConfig:
     retry_max_times: int = 16
 
 
-@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
+@record  # copied several times per event: model.records.evolve copies its __dict__
 class Broker:
     """One broker (master). `consumer_offsets` maps (group, topic, queue id) to the committed offset."""
 

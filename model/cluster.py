@@ -6,10 +6,10 @@ real cluster could see: listener invocations, send-back outcomes, DLQ arrivals, 
 Timed behaviour (pull loops, 5 s resubmissions, offset persistence, cleanExpiredMsg, the broker's delay timer)
 sits in `System.timers`, a persistent heap keyed by (virtual ms, sequence).
 
-The records built at every consumed message (events, requests, observations) are declared `slots=False`: attrs'
-`__init__` of a frozen slotted class calls `object.__setattr__` once per field, that of a dict-based one stores
-into the instance `__dict__` (callgrind: 1.1 % fewer instructions per message in benchmarks/bench_system.py,
-together with the store's and offset store's records).
+The records built at every consumed message (events, requests, observations) are declared `@record`
+(model/records.py: frozen, dict-based): attrs' `__init__` of a frozen slotted class calls `object.__setattr__` once
+per field, a `@record`'s stores one dict (callgrind: 1.1 % fewer instructions per message in
+benchmarks/bench_system.py, together with the store's and offset store's records).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from model.broker import Broker
 from model.config import Config
 from model.fifo import Fifo
 from model.message import Message, MessageQueue
+from model.records import record
 from model.store import compute_logged_message
 
 GROUP = "please_rename_unique_group_name"
@@ -54,7 +55,7 @@ class ListenerResult:
 # ---------------------------------------------------------------- external events (inputs of `step`)
 
 
-@frozen(slots=False)
+@record
 class Produce:
     """A producer sends one message to `TOPIC` queue `queue_id` (optionally with tags and a delay level)."""
 
@@ -64,7 +65,7 @@ class Produce:
     delay_level: int = 0
 
 
-@frozen(slots=False)
+@record
 class CompleteConsume:
     """A running listener invocation returns; the two flags inject a failing send-back RPC / fallback send."""
 
@@ -124,7 +125,7 @@ class ExpireQueueHead:
 # ---------------------------------------------------------------- timer items (inside `System.timers`)
 
 
-@frozen(slots=False)
+@record
 class PullDue:
     client_id: str
     incarnation: int
@@ -181,7 +182,7 @@ class OffsetIllegalFix:
 # ---------------------------------------------------------------- state
 
 
-@frozen(slots=False)
+@record
 class ConsumeRequest:
     """A listener invocation in flight: which messages (as in the ProcessQueue), of which PQ generation."""
 
@@ -194,7 +195,7 @@ class ConsumeRequest:
     started_at: int
 
 
-@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
+@record  # copied several times per event: model.records.evolve copies its __dict__
 class ConsumerInstance:
     """One push-consumer instance (MQClientInstance + DefaultMQPushConsumerImpl of the group).
 
@@ -224,7 +225,7 @@ class OnewayCommit:
     lifetime: tuple[int, int] = (0, 0)
 
 
-@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
+@record  # copied several times per event: model.records.evolve copies its __dict__
 class System:
     config: Config
     broker: Broker
@@ -254,7 +255,7 @@ class System:
 # ---------------------------------------------------------------- observations (outputs of `step`)
 
 
-@frozen(slots=False)
+@record
 class Produced:
     """A producer's message as the broker stored it (its msg id is the ORIGIN_MESSAGE_ID of its retries).
 
@@ -271,7 +272,7 @@ class Produced:
         return compute_logged_message(self.record)
 
 
-@frozen(slots=False)
+@record
 class ListenerInvoked:
     """The listener is called with these messages, as it sees them (topic reset, CONSUME_START_TIME set)."""
 
@@ -283,7 +284,7 @@ class ListenerInvoked:
     rules: tuple[str, ...] = ()
 
 
-@frozen(slots=False)
+@record
 class ConsumeProcessed:
     request_id: int
     status: ConsumeStatus
@@ -295,7 +296,7 @@ class ConsumeProcessed:
     rules: tuple[str, ...] = ()
 
 
-@frozen(slots=False)
+@record
 class SendBackOutcome:
     """One failed message's way back: `path` is "rpc", "fallback" or "failed" (local 5 s retry)."""
 
@@ -314,7 +315,7 @@ class DlqArrival:
     rules: tuple[str, ...] = ()
 
 
-@frozen(slots=False)
+@record
 class OffsetUpdated:
     """The client's in-memory offset of a queue (RemoteBrokerOffsetStore / LocalFileOffsetStore)."""
 
@@ -341,7 +342,7 @@ class OffsetCommitted:
     lifetime: tuple[int, int] = (0, 0)
 
 
-@frozen(slots=False)
+@record
 class PullObserved:
     client_id: str
     queue: MessageQueue

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import immutables
-from attrs import field, frozen
+from attrs import field
 
-from model.records import discard, evolve
+from model.records import discard, evolve, record
 
 # Property keys, exactly as MessageConst spells them.
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"
@@ -60,7 +60,7 @@ class MessageQueue(NamedTuple):
     queue_id: int
 
 
-@frozen(slots=False)
+@record
 class Message:
     """A message: what a producer sends (offsets -1) or what the store holds and a pull returns (MessageExt).
 

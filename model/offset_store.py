@@ -9,14 +9,14 @@ from __future__ import annotations
 import enum
 
 import immutables
-from attrs import field, frozen
+from attrs import field
 
 from model.config import Config
 from model.errors import IllegalTransition
 from model.message import MessageQueue
 from model.outcome import Outcome
 from model.profiles import BASELINE, Profile, get_profile
-from model.records import discard, evolve
+from model.records import discard, evolve, record
 
 
 class OffsetStoreKind(enum.Enum):
@@ -38,7 +38,7 @@ class FetchError(enum.Enum):
     CLIENT_ERROR = "RemotingException"  # timeout, connection, unknown broker (MQClientException)
 
 
-@frozen(slots=False)
+@record
 class ControllableOffset:
     """[OS-03] One cached offset; `frozen` (5.2.0+) makes ordinary updates no-ops until the entry is removed."""
 
@@ -46,7 +46,7 @@ class ControllableOffset:
     frozen: bool = False
 
 
-@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
+@record  # copied several times per event: model.records.evolve copies its __dict__
 class OffsetStore:
     """[OS-01] The in-memory offset table (MessageQueue → ControllableOffset) of one consumer, and for the local
     file store the persisted content of offsets.json (MessageQueue → offset)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import field, frozen
+from attrs import field
 
 from model.errors import IllegalTransition
 from model.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
 from model.outcome import Outcome
-from model.records import evolve
+from model.records import evolve, record
 from model.sorted_map import EMPTY, SortedMap
 
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000
@@ -23,7 +23,7 @@ CLEAN_EXPIRED_MAX_LOOKS = 16
 MIB = 1024 * 1024
 
 
-@frozen(slots=False)  # copied several times per event: model.records.evolve copies its __dict__
+@record  # copied several times per event: model.records.evolve copies its __dict__
 class ProcessQueue:
     """[PQ-01] The cache of one message queue: `msg_tree_map` (queue offset → message) and, for an orderly
     consumer, `consuming_msg_orderly_tree_map` (taken but not yet committed), with RocketMQ's counters and flags.

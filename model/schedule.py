@@ -20,7 +20,7 @@ from model.config import Config
 from model.delay_levels import delay_level_to_queue_id
 from model.errors import IllegalTransition
 from model.message import PROPERTY_REAL_QUEUE_ID, PROPERTY_REAL_TOPIC, SCHEDULE_TOPIC, Message
-from model.records import evolve
+from model.records import evolve, record
 from model.store import (
     RECORD_BODY,
     RECORD_BORN_TIMESTAMP,
@@ -77,7 +77,7 @@ class DueCache:
 NOTHING_DUE = DueCache(pvector(), pvector(), pmap(), 0, (), None)
 
 
-@frozen(slots=False)  # copied on every timer run: model.records.evolve copies its __dict__
+@record  # copied on every timer run: model.records.evolve copies its __dict__
 class ScheduleState:
     """[DT-01] The scheduler of a broker started at `started_at`: per-level tasks and delayOffset.json.
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import enum
 
-from attrs import frozen
-
 from model.broker import (
     PERM_READ,
     PERM_WRITE,
@@ -33,7 +31,7 @@ from model.message import (
     get_retry_topic,
 )
 from model.profiles import Profile
-from model.records import evolve
+from model.records import evolve, record
 from model.store import put_message
 
 RANDOM_BOUND = 99_999_999  # ThreadLocalRandom.nextInt(99999999): the caller's draw is in [0, RANDOM_BOUND)
@@ -50,7 +48,7 @@ class ResponseCode(enum.Enum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 
-@frozen(slots=False)
+@record
 class SendBackRequest:
     """ConsumerSendMsgBackRequestHeader. `offset` is the commit-log offset of the consumed message;
     `max_reconsume_times` is None for a client older than 3.4.9 (the broker then ignores the field)."""
@@ -63,7 +61,7 @@ class SendBackRequest:
     max_reconsume_times: int | None
 
 
-@frozen(slots=False)
+@record
 class SendBackResult:
     """The response: its code and remark, the message as stored (None when nothing was stored), the rules taken."""
 

@@ -21,7 +21,7 @@ from model.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.records import evolve
+from model.records import evolve, record
 
 # A consume queue is an AppendLog of units, indexed by queue offset.
 EMPTY_QUEUE = EMPTY_LOG
@@ -117,7 +117,7 @@ def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_propert
             store_timestamp) + flat_properties
 
 
-@frozen(slots=False)
+@record
 class Store:
     """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 

@@ -189,8 +189,5 @@ def step(system: System, event, *, fast_forward: bool = True) -> tuple[System, l
         return advance(system, event.until, fast_forward=fast_forward)
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
-    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for
-    # (checked here too: most events put nothing, and the call costs more than the check).
-    if system.flow_parked or system.broker.store is not store:
-        system = wake_parked_pulls(system, store)
-    return system, observations
+    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
+    return wake_parked_pulls(system, store), observations

@@ -21,6 +21,7 @@ from reports import combine, extract, load, schema, transform
 from reports.extract import ReportInputError
 from reports.local_frame import create_frame
 from reports.results import Results
+from reports.session import INTERPRETED, using_conf
 from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
 
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
@@ -116,7 +117,8 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
     tasks = {name: partial(compute_output, spark, frame, tables, name) for name, frame in outputs.items()}
     tasks["quarantine"] = partial(collect, quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
     tasks["by_reason"] = partial(collect, quarantine.groupBy("reason").count())
-    found = run_side_by_side(tasks)
+    with using_conf(spark, INTERPRETED):
+        found = run_side_by_side(tasks)
     shown = found["quarantine"]
     by_reason = {row["reason"]: row["count"] for row in found["by_reason"]}
     return Results(

@@ -11,7 +11,7 @@ from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from reports import extract, job, load, schema  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
-from reports.session import is_small_local_input  # noqa: E402
+from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import get_spec_rules  # noqa: E402
 from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
 
@@ -138,7 +138,7 @@ def test_driver_rows_become_the_same_frame_as_pysparks_own(spark):
     fields = (("text", "string"), ("n", "long"), ("x", "double"), ("ids", "array<string>"))
     fields += (("timing", "map<string,double>"), ("content", (("seed", "string"), ("started_at", "double"))))
     rows = [
-        ("two\nlines \"quoted\" \\ ✗", 2**40, float("nan"), ["SB-04", None], {"a": float("inf")}, ("7", -0.5)),
+        ('two\nlines "quoted" \\ ✗', 2**40, float("nan"), ["SB-04", None], {"a": float("inf")}, ("7", -0.5)),
         (None, None, float("-inf"), [], {}, None),
         ("", 0, 1e-300, None, None, (None, None)),
     ]
@@ -199,3 +199,14 @@ def test_a_missing_input_path_is_a_clear_error(spark, tmp_path, capsys):
     argv = [str(tmp_path / "nowhere"), "--warehouse", str(tmp_path / "wh"), "--out", str(tmp_path / "out")]
     assert job.main(argv, spark=spark) == 2
     assert capsys.readouterr().err.strip() == f"error: input path does not exist: {tmp_path / 'nowhere'}"
+
+
+def test_settings_changed_for_a_block_are_restored_after_it_even_on_error(spark):
+    key, unset = "spark.sql.codegen.wholeStage", "rmqspec.test.unset"
+    before = spark.conf.get(key)
+    other = "false" if before == "true" else "true"
+    with pytest.raises(RuntimeError, match="in the block"):
+        with using_conf(spark, {key: other, unset: "x"}):
+            assert (spark.conf.get(key), spark.conf.get(unset)) == (other, "x")
+            raise RuntimeError("in the block")
+    assert (spark.conf.get(key), spark.conf.get(unset, None)) == (before, None)

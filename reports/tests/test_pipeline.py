@@ -4,6 +4,7 @@ incremental ingest, outputs, and errors a user can read."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -12,7 +13,7 @@ from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 from reports import extract, job, load, schema  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
-from reports.spec_rules import get_spec_rules  # noqa: E402
+from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
 from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
 
 # One module holds every Spark test: the test command distributes by file, so one worker starts one JVM.
@@ -210,3 +211,23 @@ def test_settings_changed_for_a_block_are_restored_after_it_even_on_error(spark)
             assert (spark.conf.get(key), spark.conf.get(unset)) == (other, "x")
             raise RuntimeError("in the block")
     assert (spark.conf.get(key), spark.conf.get(unset, None)) == (before, None)
+
+
+def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, tmp_path):
+    """The benchmark's DuckDB side (benchmarks/bench_reports.py) must do the job's work to be a fair baseline: the
+    same lines, numbers, quarantine reasons and derived columns (empty run directories aside: DuckDB lists none)."""
+    import importlib.util
+
+    import duckdb
+
+    path = ROOT / "benchmarks" / "bench_reports.py"
+    spec = importlib.util.spec_from_file_location("bench_reports", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.run_duckdb(ingested["runs"], tmp_path)
+    columns = "regexp_extract(file, '[^/]+$'), line, reason, text, type, writer, status, nodeid, rule_ids, seconds"
+    query = f"SELECT {columns}, run_id FROM read_parquet('{{}}/*/*.parquet', hive_partitioning=true) ORDER BY ALL"
+    found = duckdb.sql(query.format(tmp_path / "records")).fetchall()
+    made = duckdb.sql(query.format(Path(ingested["warehouse"]) / "records")).fetchall()
+    assert found == [row for row in made if row[2] != "empty run directory"]
+    assert {row[2] for row in found} > {None}  # the sample's bad lines are there

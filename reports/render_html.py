@@ -6,7 +6,8 @@ import base64
 import html
 import io
 
-from reports.results import STATUS_MARK, Results, get_heading_anchor, get_rule_anchor
+from reports.results import STATUS_MARK, Results, get_configurations, get_heading_anchor, get_rule_anchor, index_cells
+from reports.spec_rules import Rule
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
@@ -27,15 +28,18 @@ def import_pyplot():
     return plt
 
 
-def render_heat_map(results: Results) -> bytes:
-    """PNG: log-scaled test cases per rule (rows) and configuration (columns); gaps red, failing cells marked."""
+def render_heat_map(spec_rules: list[Rule], coverage: list[dict]) -> bytes:
+    """PNG: log-scaled test cases per rule (rows) and configuration (columns); gaps red, failing cells marked.
+    Needs only the rules and their coverage (Results.rules and .coverage), so that it can be drawn before the
+    other results are in."""
     import matplotlib
     import numpy as np
 
     plt = import_pyplot()
 
-    rules, configs = [r.rule_id for r in results.rules], results.configurations or ["(no runs)"]
-    counts = np.array([[(results.get_cell(r, c) or {}).get("test_cases", 0) for c in configs] for r in rules] or [[0]])
+    rules, configs = [r.rule_id for r in spec_rules], get_configurations(coverage) or ["(no runs)"]
+    cells = index_cells(coverage)
+    counts = np.array([[cells.get((r, c), {}).get("test_cases", 0) for c in configs] for r in rules] or [[0]])
     width, height = max(6, 3 + 0.9 * len(configs)), 1.5 + 0.22 * max(len(rules), 1)
     figure, axes = plt.subplots(figsize=(width, height))
     # Fixed margins in inches: rule ids on the left, the colour bar's labels on the right, four-line configuration
@@ -48,7 +52,7 @@ def render_heat_map(results: Results) -> bytes:
     axes.set_xticks(range(len(configs)), [c.replace("/", "\n") for c in configs], fontsize=7)
     axes.set_yticks(range(len(rules)), rules, fontsize=7)
     for (row, col), _ in np.ndenumerate(counts):
-        cell = results.get_cell(rules[row], configs[col]) if rules else None
+        cell = cells.get((rules[row], configs[col])) if rules else None
         if cell and cell["failures"]:
             axes.text(col, row, "✗", ha="center", va="center", color="black", fontsize=8)
     figure.colorbar(image, ax=axes, label="log10(test cases) + 1 (red: gap)", shrink=0.5)

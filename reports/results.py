@@ -11,6 +11,15 @@ GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
 STATUS_MARK = {GAP: "❌ gap", PARTIAL: "◐ partial", EXERCISED: "✅ exercised", FAILING: "⚠️ failing"}
 
 
+def get_configurations(coverage: list[dict]) -> list[str]:
+    return sorted({row["configuration"] for row in coverage})
+
+
+def index_cells(coverage: list[dict]) -> dict[tuple[str, str], dict]:
+    """(rule id, configuration) -> its coverage row."""
+    return {(row["rule_id"], row["configuration"]): row for row in coverage}
+
+
 @dataclass
 class Results:
     rules: list[Rule]
@@ -28,7 +37,7 @@ class Results:
 
     @property
     def configurations(self) -> list[str]:
-        return sorted({row["configuration"] for row in self.coverage})
+        return get_configurations(self.coverage)
 
     def get_cell(self, rule_id: str, configuration: str) -> dict | None:
         return self._cells.get((rule_id, configuration))
@@ -36,7 +45,7 @@ class Results:
     @property
     def _cells(self) -> dict[tuple[str, str], dict]:
         if not hasattr(self, "_cell_index"):
-            self._cell_index = {(row["rule_id"], row["configuration"]): row for row in self.coverage}
+            self._cell_index = index_cells(self.coverage)
         return self._cell_index
 
     def get_rule_totals(self, rule_id: str) -> dict:

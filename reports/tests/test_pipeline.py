@@ -231,3 +231,11 @@ def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, 
     made = duckdb.sql(query.format(Path(ingested["warehouse"]) / "records")).fetchall()
     assert found == [row for row in made if row[2] != "empty run directory"]
     assert {row[2] for row in found} > {None}  # the sample's bad lines are there
+
+
+def test_the_heat_map_drawn_while_aggregating_is_the_one_of_the_finished_results(spark, ingested, tmp_path):
+    from reports.render_html import render_heat_map
+
+    results, heat_map = job.aggregate_and_draw(spark, ingested["warehouse"], str(tmp_path), last=5, rules=RULES)
+    assert heat_map.startswith(b"\x89PNG") and heat_map == render_heat_map(results.rules, results.coverage)
+    assert results.coverage == ingested["results"].coverage

@@ -248,38 +248,44 @@ DUCKDB_AGGREGATES = {
 def run_duckdb(inputs: Path, work: Path) -> float:
     """The same pipeline in DuckDB: report lines -> the records table as reports/transform.py makes it (file, line
     number, bad lines quarantined with their reason) in Parquet partitioned by run -> the aggregates -> Parquet."""
-    import duckdb
 
-    shutil.rmtree(work, ignore_errors=True)  # a partition of an earlier layout would not match
-    (work / "tables").mkdir(parents=True)
-    started = time.perf_counter()
-    db = duckdb.connect()
-    db.execute(DUCKDB_LINES.format(inputs=inputs))
-    structure = json.dumps(DUCKDB_COLUMNS)
-    kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in DUCKDB_KEPT.items())
-    db.execute(DUCKDB_RECORDS.format(work=work, kept=kept), [structure, RULE_ID_PATTERN])
-    finish_duckdb(db, work, "r.reason IS NULL")
-    return time.perf_counter() - started
+    def write_records(db) -> None:
+        db.execute(DUCKDB_LINES.format(inputs=inputs))
+        structure = json.dumps(DUCKDB_COLUMNS)
+        kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in DUCKDB_KEPT.items())
+        db.execute(DUCKDB_RECORDS.format(work=work, kept=kept), [structure, RULE_ID_PATTERN])
+
+    return time_duckdb(work, write_records, "r.reason IS NULL")
 
 
 def run_duckdb_lean(inputs: Path, work: Path) -> float:
     """A leaner DuckDB baseline, shown for comparison: its JSON reader drops bad lines (nothing quarantined) and
     numbers no lines, so it does less than the Spark job."""
+
+    def write_records(db) -> None:
+        columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in DUCKDB_COLUMNS.items()) + "}"
+        db.execute(f"""COPY (SELECT * EXCLUDE (features, metadata), metadata.reproduction_decorator,
+                regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS run_id, 0 AS line,
+                list_filter(map_keys(features), lambda k: regexp_full_match(k, '{RULE_ID_PATTERN}')) AS rule_ids,
+                list_sum(map_values(timing)) AS seconds
+            FROM read_json('{inputs}/*/*.jsonl', format='newline_delimited', columns={columns}, filename=true,
+                           ignore_errors=true, maximum_object_size=16777216))
+            TO '{work}/records' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE_OR_IGNORE)""")
+
+    return time_duckdb(work, write_records, "true")
+
+
+def time_duckdb(work: Path, write_records, good: str) -> float:
+    """Seconds to write the records table under `work` with `write_records(db)`, then the aggregates of its rows
+    where `good` holds."""
     import duckdb
 
     shutil.rmtree(work, ignore_errors=True)  # a partition of an earlier layout would not match
     (work / "tables").mkdir(parents=True)
     started = time.perf_counter()
     db = duckdb.connect()
-    columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in DUCKDB_COLUMNS.items()) + "}"
-    db.execute(f"""COPY (SELECT * EXCLUDE (features, metadata), metadata.reproduction_decorator,
-            regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS run_id, 0 AS line,
-            list_filter(map_keys(features), lambda k: regexp_full_match(k, '{RULE_ID_PATTERN}')) AS rule_ids,
-            list_sum(map_values(timing)) AS seconds
-        FROM read_json('{inputs}/*/*.jsonl', format='newline_delimited', columns={columns}, filename=true,
-                       ignore_errors=true, maximum_object_size=16777216))
-        TO '{work}/records' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE_OR_IGNORE)""")
-    finish_duckdb(db, work, "true")
+    write_records(db)
+    finish_duckdb(db, work, good)
     return time.perf_counter() - started
 
 

@@ -121,12 +121,12 @@ def aggregate(
     partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
     outputs = combine.combine(partials, rules_frame, last)
     quarantine = partials["quarantine"]
-    tasks = {name: partial(compute_output, spark, frame, tables, name) for name, frame in outputs.items()}
+    told = {"coverage": partial(tell_spec_coverage, on_coverage, rules)} if on_coverage is not None else {}
+    tasks = {
+        name: partial(compute_output, spark, frame, tables, name, told.get(name)) for name, frame in outputs.items()
+    }
     tasks["quarantine"] = partial(collect, quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
     tasks["by_reason"] = partial(collect, quarantine.groupBy("reason").count())
-    if on_coverage is not None:
-        told = partial(tell_spec_coverage, on_coverage, rules)
-        tasks["coverage"] = partial(compute_output, spark, outputs["coverage"], tables, "coverage", told)
     with using_conf(spark, INTERPRETED):
         found = run_side_by_side(tasks)
     shown = found["quarantine"]

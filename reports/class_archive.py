@@ -71,6 +71,7 @@ def finish_at_exit(spark, pending: Path) -> None:
 
     def finish():
         spark.stop()
+        spark.sparkContext._gateway.shutdown()  # see session.shut_down_gateway
         proc.stdin.close()  # the gateway exits when its stdin closes
         try:
             proc.wait(timeout=120)

@@ -193,14 +193,23 @@ def aggregate_and_draw(
         return results, drawn[0].result()
 
 
+def import_slow_modules() -> None:
+    """matplotlib's pyplot (~0.6 s), and what PySpark imports when the SparkContext starts: its py4j argument
+    converter imports pyspark.testing.utils, which imports pandas and pyarrow where they are installed (~0.3 s)."""
+    import pyspark.testing.utils  # noqa: F401
+
+    from reports.render_html import import_pyplot
+
+    import_pyplot()
+
+
 def main(argv: list[str] | None = None, spark=None) -> int:
     args = build_parser().parse_args(argv)
     tables = args.tables or str(args.out / "tables")
     if spark is None:
-        from reports.render_html import import_pyplot
         from reports.session import get_spark, is_small_local_input
 
-        threading.Thread(target=import_pyplot, daemon=True).start()  # while the JVM starts
+        threading.Thread(target=import_slow_modules, daemon=True).start()  # while the JVM starts
         quick_start = is_small_local_input(args.inputs, args.warehouse, args.force)
         spark = get_spark(args.master, quick_start=quick_start)
     try:

@@ -22,6 +22,9 @@ RECORDS, MARKERS, PARTIALS_MARKER = "records", "_ingested", "_partials"
 # overflows, then fall back to plain encoding (JFR: ~8 % of the records write's task time), so they are written
 # plain from the start. Parquet column paths: a map's values are <map>.key_value.value.
 PLAIN_COLUMNS = {RECORDS: ("timing.key_value.value", "seconds")}
+# Hadoop's committer ends every write job with a _SUCCESS file. The warehouse's markers say which runs are complete,
+# and tables appended to run by run have no use for it.
+NO_SUCCESS_FILE = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
 
 
 def get_table_path(root: str, name: str) -> str:
@@ -48,7 +51,8 @@ def read_local_markers(warehouse: str) -> dict[str, str]:
 
 
 def parse_markers(names) -> dict[str, str]:
-    return dict(name.rsplit("@", 1) for name in names if "@" in name)
+    """Run id -> fingerprint of the marker file names; hidden files (e.g. Hadoop's checksum files) are not markers."""
+    return dict(name.rsplit("@", 1) for name in names if "@" in name and not name.startswith("."))
 
 
 def exists(spark: SparkSession, path: str) -> bool:
@@ -71,7 +75,7 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
 def append_runs(frame: DataFrame, warehouse: str, name: str = RECORDS) -> None:
     """Appends the runs in `frame` to the table `name` (records or a partial table), one partition per run."""
     fields = schema.get_spark_schema(get_table_fields(name)).fieldNames()
-    writer = frame.select(*fields).write.mode("append")
+    writer = frame.select(*fields).write.mode("append").option(NO_SUCCESS_FILE, "false")
     for column in PLAIN_COLUMNS.get(name, ()):
         writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
     writer.partitionBy("run_id").parquet(get_table_path(warehouse, name))

@@ -3,6 +3,7 @@ environment: ``spark-submit``, ``SPARK_HOME`` / ``spark-defaults.conf``, ``PYSPA
 
 from __future__ import annotations
 
+import atexit
 import os
 import warnings
 from contextlib import contextmanager
@@ -27,6 +28,11 @@ LOCAL_DEFAULTS = {
     # Partitioned tables (one partition per run) are listed by the driver: past the default 32 partitions Spark
     # lists them with a job of its own per table, ~1-2 s each here (measured: 7 s of a 100-run aggregate).
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    # Local files without Hadoop's checksum files: its default local file system writes a .crc file beside every
+    # file and checks it on every read. Spark ignores those, the job does not need them, and without Hadoop's
+    # native library every file Hadoop creates costs a `chmod` process (~8 ms each; 102 per 50k-line incremental
+    # run, 24 of them for checksum files).
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
 }
 
@@ -39,6 +45,15 @@ LOCAL_DEFAULTS = {
 # evaluates the same expressions (Spark's own tests check both ways give the same results); an unknown key in
 # some other Spark version is ignored.
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
+# On any master. The DataFrame debugging of PySpark 4 records the Python call site of every column expression in
+# the JVM (a stack walk and ~5 py4j calls each, ~2,500 calls of a 50k-line incremental run) for error messages.
+JOB_SETTINGS = {
+    # A file block belongs to one run, so each write task has one partition value: writing it needs no sort.
+    "spark.sql.maxConcurrentOutputFileWriters": "4",
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
+}
 
 
 @contextmanager
@@ -106,32 +121,47 @@ def get_spark(
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
     from pyspark.sql import SparkSession
 
-    is_local = master is None and not names_a_master(os.environ)
+    local = (master is None and not names_a_master(os.environ)) or (master or "").startswith("local")
     builder = SparkSession.builder.appName(app_name)
     pending_archive = None
-    if is_local or (master or "").startswith("local"):
-        builder = builder.master(master or "local[*]")
-        for key, value in LOCAL_DEFAULTS.items():
-            builder = builder.config(key, value)
-        archive_options, pending_archive = class_archive.get_java_options(os.environ)
-        java_options = [LOCAL_DEFAULTS["spark.driver.extraJavaOptions"], *archive_options]
-        if quick_start:
-            # The serial collector: a short job's heap is small, and it spends no threads on concurrent marking
-            # (measured: the 50k-line incremental run ~0.7 s faster, ~10 % less CPU, in 3 alternating runs).
-            # Arrays of a megabyte or more (a whole report file read as one value, up to tens of megabytes) go
-            # straight to the old generation instead of being copied by every young collection while a task holds
-            # them (GC log of the 50k-line run: 22-24 pauses, 0.9-1.1 s -> 17-19 pauses, 0.7-0.85 s).
-            java_options += ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:PretenureSizeThreshold=1m"]
-        # Honoured because the JVM is not up yet: in local mode from Python the builder's conf launches it.
-        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
+    if local:
+        builder, pending_archive = configure_local(builder, master or "local[*]", quick_start)
     elif master:
         builder = builder.master(master)
-    # A file block belongs to one run, so each write task has one partition value: writing it needs no sort.
-    builder = builder.config("spark.sql.maxConcurrentOutputFileWriters", "4")
-    for key, value in (conf or {}).items():
+    for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if local:
+        atexit.register(shut_down_gateway, spark)  # runs after finish_at_exit (handlers run last-in first-out)
     if pending_archive is not None:
         class_archive.finish_at_exit(spark, pending_archive)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def configure_local(builder, master: str, quick_start: bool):
+    """(builder with LOCAL_DEFAULTS and the driver's JVM options, the class archive the JVM will write or None)."""
+    builder = builder.master(master)
+    for key, value in LOCAL_DEFAULTS.items():
+        builder = builder.config(key, value)
+    archive_options, pending_archive = class_archive.get_java_options(os.environ)
+    java_options = [LOCAL_DEFAULTS["spark.driver.extraJavaOptions"], *archive_options]
+    if quick_start:
+        # The serial collector: a short job's heap is small, and it spends no threads on concurrent marking
+        # (measured: the 50k-line incremental run ~0.7 s faster, ~10 % less CPU, in 3 alternating runs).
+        # Arrays of a megabyte or more (a whole report file read as one value, up to tens of megabytes) go
+        # straight to the old generation instead of being copied by every young collection while a task holds
+        # them (GC log of the 50k-line run: 22-24 pauses, 0.9-1.1 s -> 17-19 pauses, 0.7-0.85 s).
+        java_options += ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:PretenureSizeThreshold=1m"]
+    # Honoured because the JVM is not up yet: in local mode from Python the builder's conf launches it.
+    return builder.config("spark.driver.extraJavaOptions", " ".join(java_options)), pending_archive
+
+
+def shut_down_gateway(spark) -> None:
+    """At interpreter exit, closes the JVM's end of the Python connection before the JVM exits (it does when
+    Python's exit closes its stdin). A JVM thread still waiting in a socket read holds the JVM's exit ~0.3 s: it
+    waits up to 30 x 10 ms for threads in native code (measured: exit 0.48 s -> 0.14 s). Anyone reading the job's
+    output through a pipe waits for that exit too."""
+    gateway = spark.sparkContext._gateway
+    if gateway is not None and getattr(gateway, "proc", None) is not None and gateway.proc.poll() is None:
+        gateway.shutdown()

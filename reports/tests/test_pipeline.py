@@ -85,6 +85,19 @@ def test_the_warehouse_tables_have_the_declared_schemas(spark, ingested):
         assertSchemaEqual(found, schema.get_spark_schema(fields), ignoreNullable=True)
 
 
+def test_the_warehouse_holds_data_and_markers_only(ingested):
+    """No checksum files beside the data (local files go through Hadoop's raw local file system) and no _SUCCESS
+    files in the tables appended to run by run; the output tables, written whole, keep theirs."""
+    warehouse = Path(ingested["warehouse"])
+    extra = [p for p in warehouse.rglob("*") if p.name.endswith(".crc") or p.name == "_SUCCESS"]
+    assert extra == [] and sorted(load.read_local_markers(str(warehouse))) == ["r1", "r2"]
+    assert (ingested["root"] / "tables" / "coverage" / "_SUCCESS").is_file()
+
+
+def test_hidden_files_are_not_run_markers():
+    assert load.parse_markers(["r1@abc", ".r2@def.crc", "_partials"]) == {"r1": "abc"}
+
+
 def test_the_partials_of_several_runs_combine_like_one_run(spark, tmp_path):
     """A copy of run r1 (as r3) doubles every count and time, and every cell r1 hit is hit by 2 runs."""
     runs, warehouse = write_sample(tmp_path), str(tmp_path / "warehouse")

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports import schema
-from reports.transform import sum_by
+from reports.transform import UNKNOWN, sum_by
 
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "configuration", "seed", "nodeid", "status_reason", "expected_violation")
@@ -19,6 +19,15 @@ OUTPUT_COLUMNS = {
     "trend": ("run_id", "started_at", "git_commit", "configurations", "writers", "writers_finished", "test_cases")
     + ("seconds", "rules_exercised", "failures", "expected_failures"),
 }
+
+
+def with_configuration(rows: DataFrame, runs: DataFrame) -> DataFrame:
+    """Adds ``configuration`` (version/model/mode/preset) and ``seed`` from the run metadata of each row's writer
+    (the partials are keyed by writer; a few hundred rows per run meet a few rows per run)."""
+    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
+    meta = runs.select("run_id", "writer", F.coalesce(label, F.lit(UNKNOWN)).alias("configuration"), "seed")
+    joined = rows.join(F.broadcast(meta), ["run_id", "writer"], "left")
+    return joined.withColumn("configuration", F.coalesce("configuration", F.lit(UNKNOWN)))
 
 
 def select_rules(hits: DataFrame) -> DataFrame:
@@ -81,14 +90,16 @@ def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: i
 
 def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict[str, DataFrame]:
     """The output tables from the partial tables of every run; the trend shows the `last` runs by start time."""
+    runs = partials["runs"]
+    sums = ["test_cases", "steps", "seconds", "attributed_seconds"]
+    hits = sum_by(with_configuration(partials["rule_hits"], runs), ["run_id", "configuration", "rule_id"], sums)
     # In the order of the failures' keys (the summary lists the first ones), without the writer; counted unsorted.
-    failures = partials["failures"]
+    failures = with_configuration(partials["failures"], runs)
     ordered = failures.orderBy("run_id", "writer", "nodeid", "status_reason")
-    hits = partials["rule_hits"]
     return {
         "coverage": compute_coverage(hits, failures, rules),
         "failures": ordered.select(*OUTPUT_COLUMNS["failures"]),
         "machine_cost": sum_by(partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
         "rule_cost": compute_rule_cost(hits),
-        "trend": compute_trend(hits, failures, partials["runs"], last),
+        "trend": compute_trend(hits, failures, runs, last),
     }

@@ -51,7 +51,8 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
     pending = extract.select_pending(runs, known, force)
     todo = list(pending)
     if known and not load.has_partials(spark, warehouse):
-        # A warehouse from before the partial tables: derive them once from the records it holds.
+        # A warehouse from before the partial tables (or their present format): rebuilt once from its records.
+        load.delete_partials(spark, warehouse)
         write_partials(spark, warehouse, sorted(set(known) - set(todo)))
     if todo:
         load.delete_runs(spark, warehouse, todo)
@@ -78,10 +79,7 @@ def extract_records(spark, runs: list[extract.Run]):
 def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     """Computes the runs' partial tables from their records (read back: columnar, and parsed only once)."""
     records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
-    # The runs' metadata is a few rows: collected once, it is joined from the driver's copy, with no job of its own.
-    runs = transform.select_runs(records)
-    runs = create_frame(spark, runs.collect(), runs.schema)
-    frames = {"runs": runs, **transform.compute_partials(records, runs)}
+    frames = transform.compute_partials(records)
     run_side_by_side({name: partial(load.append_runs, frame, warehouse, name) for name, frame in frames.items()})
     load.mark_partials(spark, warehouse)
 

@@ -17,7 +17,10 @@ from pyspark.sql import DataFrame, SparkSession
 from reports import schema
 from reports.local_frame import create_frame
 
-RECORDS, MARKERS, PARTIALS_MARKER = "records", "_ingested", "_partials"
+RECORDS, MARKERS = "records", "_ingested"
+# Names the format of the partial tables: a warehouse without it (made before the partial tables, or before they
+# were keyed by writer, whose marker was "_partials") gets them rebuilt from its records.
+PARTIALS_MARKER, OLD_PARTIALS_MARKERS = "_partials-by-writer", ("_partials",)
 # Measured times are nearly all distinct: Parquet's dictionary encoding would hash them until its dictionary
 # overflows, then fall back to plain encoding (JFR: ~8 % of the records write's task time), so they are written
 # plain from the start. Parquet column paths: a map's values are <map>.key_value.value.
@@ -84,6 +87,13 @@ def append_runs(frame: DataFrame, warehouse: str, name: str = RECORDS) -> None:
 def has_partials(spark: SparkSession, warehouse: str) -> bool:
     """Whether the warehouse keeps partial tables (one made before them has its runs' records only)."""
     return exists(spark, get_table_path(warehouse, PARTIALS_MARKER))
+
+
+def delete_partials(spark: SparkSession, warehouse: str) -> None:
+    """Removes every partial table (and their format's marker), to be rebuilt from the records."""
+    for name in (*schema.PARTIALS, PARTIALS_MARKER, *OLD_PARTIALS_MARKERS):
+        fs, path = _path(spark, get_table_path(warehouse, name))
+        fs.delete(path, True)
 
 
 def mark_partials(spark: SparkSession, warehouse: str) -> None:

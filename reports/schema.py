@@ -137,10 +137,10 @@ RECORDS = (
 SPEC_RULES = (("rule_id", "string"), ("title", "string"), ("chapter", "string"))
 # Per-run partial aggregates, computed from a run's records when it is ingested and stored beside them, partitioned
 # by run_id (replaced with the run): the aggregate combines these small tables instead of re-reading the records.
+# The partials are keyed by writer (the aggregate gives each writer its configuration and seed from ``runs``), so
+# that none depends on another.
 FAILURES = (
     ("writer", "string"),
-    ("configuration", "string"),
-    ("seed", "string"),
     ("nodeid", "string"),
     ("status_reason", "string"),
     ("expected_violation", "string"),
@@ -149,9 +149,9 @@ FAILURES = (
     ("rule_ids", "array<string>"),
     ("run_id", "string"),
 )
-# Per run, configuration and rule id; under a null rule id, the totals of the run's cases in that configuration.
+# Per run, writer and rule id; under a null rule id, the totals of the writer's cases.
 RULE_HITS = (
-    ("configuration", "string"),
+    ("writer", "string"),
     ("rule_id", "string"),
     ("test_cases", "long"),
     ("steps", "long"),

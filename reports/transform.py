@@ -84,14 +84,6 @@ def select_observations(records: DataFrame) -> DataFrame:
     return records.where(F.col("type") == "test_case").select(*columns)
 
 
-def with_configuration(cases: DataFrame, runs: DataFrame) -> DataFrame:
-    """Adds ``configuration`` (version/model/mode/preset) and ``seed`` from the writer's run metadata."""
-    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
-    meta = runs.select("run_id", "writer", F.coalesce(label, F.lit(UNKNOWN)).alias("configuration"), "seed")
-    joined = cases.join(F.broadcast(meta), ["run_id", "writer"], "left")
-    return joined.withColumn("configuration", F.coalesce("configuration", F.lit(UNKNOWN)))
-
-
 def select_failures(cases: DataFrame) -> DataFrame:
     """The shrunk counterexample of each failing test: its last failing case (shrinking writes smaller ones later)."""
     key = ["run_id", "writer", "nodeid", "status_reason"]
@@ -100,8 +92,6 @@ def select_failures(cases: DataFrame) -> DataFrame:
     return failed.where(F.col("rank") == 1).select(
         "run_id",
         "writer",
-        "configuration",
-        "seed",
         "nodeid",
         "status_reason",
         "expected_violation",
@@ -111,12 +101,9 @@ def select_failures(cases: DataFrame) -> DataFrame:
     )
 
 
-def compute_rule_hits(observations: DataFrame, runs: DataFrame) -> DataFrame:
-    """Per run, configuration and rule: test cases, steps, their time, and that time shared evenly among each case's
-    rules. Under a null rule id: the totals of all the run's cases in that configuration.
-
-    Cases are counted per writer first and given their configuration after: the join and the longer key then apply
-    to a few hundred rows per run instead of to every case's rules."""
+def compute_rule_hits(observations: DataFrame) -> DataFrame:
+    """Per run, writer and rule: test cases, steps, their time, and that time shared evenly among each case's rules.
+    Under a null rule id: the totals of all the writer's cases. (combine.py gives each writer its configuration.)"""
     every_rule_and_none = F.concat("rule_ids", F.array(F.lit(None).cast(T.StringType())))
     exploded = observations.select(
         "run_id",
@@ -127,14 +114,12 @@ def compute_rule_hits(observations: DataFrame, runs: DataFrame) -> DataFrame:
         F.size("rule_ids").alias("rule_count"),
     )
     share = F.when(F.col("rule_id").isNotNull(), F.col("seconds") / F.col("rule_count"))
-    per_writer = exploded.groupBy("run_id", "writer", "rule_id").agg(
+    return exploded.groupBy("run_id", "writer", "rule_id").agg(
         F.count(F.lit(1)).alias("test_cases"),
         F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds"),
         F.sum(share).alias("attributed_seconds"),
     )
-    sums = ["test_cases", "steps", "seconds", "attributed_seconds"]
-    return sum_by(with_configuration(per_writer, runs), ["run_id", "configuration", "rule_id"], sums)
 
 
 def compute_machine_cost(observations: DataFrame) -> DataFrame:
@@ -152,13 +137,14 @@ def sum_by(frame: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
     return frame.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
 
 
-def compute_partials(records: DataFrame, runs: DataFrame) -> dict[str, DataFrame]:
-    """The per-run partial tables (schema.PARTIALS) of the runs in `records`, but for `runs` (select_runs of the
-    same records, given so that the caller can compute it once)."""
+def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`. They are keyed by writer, not by
+    configuration: none depends on another, so they are computed side by side, each from the records alone."""
     observations = select_observations(records)
     return {
-        "failures": select_failures(with_configuration(observations, runs)),
-        "rule_hits": compute_rule_hits(observations, runs),
+        "runs": select_runs(records),
+        "failures": select_failures(observations),
+        "rule_hits": compute_rule_hits(observations),
         "machine_cost": compute_machine_cost(observations),
         "quarantine": select_quarantine(records),
     }

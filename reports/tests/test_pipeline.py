@@ -114,13 +114,17 @@ def test_the_partials_of_several_runs_combine_like_one_run(spark, tmp_path):
     assert len(results.failures) == 4 and sum(results.quarantine_by_reason.values()) == 7
 
 
-def test_a_warehouse_without_partial_tables_gets_them_from_its_records(spark, ingested, tmp_path):
-    """A warehouse made before the partial tables: the next ingest derives them from the records it holds."""
+@pytest.mark.parametrize("kept", [(), schema.PARTIALS], ids=["no partial tables", "an older format of them"])
+def test_a_warehouse_without_the_present_partial_tables_gets_them_from_its_records(spark, ingested, tmp_path, kept):
+    """A warehouse made before the partial tables, or before their present format (its marker is another): the
+    next ingest rebuilds them from the records it holds, replacing any it has."""
     warehouse = tmp_path / "warehouse"
     shutil.copytree(ingested["warehouse"], warehouse)
     for name in [*schema.PARTIALS, load.PARTIALS_MARKER]:
-        shutil.rmtree(warehouse / name, ignore_errors=True)
-        (warehouse / name).unlink(missing_ok=True)
+        if name not in kept:
+            shutil.rmtree(warehouse / name, ignore_errors=True)
+            (warehouse / name).unlink(missing_ok=True)
+    (warehouse / load.OLD_PARTIALS_MARKERS[0]).touch()
     assert job.ingest(spark, [str(ingested["runs"])], str(warehouse)) == ([], ["r1", "r2"])
     results = job.aggregate(spark, str(warehouse), str(tmp_path / "tables"), last=5, rules=RULES)
     assert (results.coverage, results.failures, results.trend) == (
@@ -128,6 +132,7 @@ def test_a_warehouse_without_partial_tables_gets_them_from_its_records(spark, in
         ingested["results"].failures,
         ingested["results"].trend,
     )
+    assert not (warehouse / load.OLD_PARTIALS_MARKERS[0]).exists()
 
 
 def test_ingest_is_incremental_and_idempotent(spark, tmp_path):

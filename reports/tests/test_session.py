@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from reports.session import shut_down_gateway
+from reports.session import configure_local, shut_down_gateway
 
 
 class StandInGateway:
@@ -25,3 +25,25 @@ def test_at_exit_a_running_jvm_has_its_gateway_shut_down_and_an_ended_one_is_lef
     shut_down_gateway(session_of(running))
     shut_down_gateway(session_of(ended))
     assert (running.shut_down, ended.shut_down) == (1, 0)
+
+
+class RecordingBuilder:
+    def __init__(self):
+        self.options = {}
+
+    def master(self, master):
+        return self.config("spark.master", master)
+
+    def config(self, key, value):
+        self.options[key] = value
+        return self
+
+
+def test_a_quick_start_driver_takes_its_whole_heap_at_once_and_a_cluster_sized_one_is_left_alone(tmp_path):
+    environ = {"RMQSPEC_CACHE_DIR": str(tmp_path)}
+    quick, _ = configure_local(RecordingBuilder(), "local[2]", True, "3g", environ)
+    assert quick.options["spark.driver.memory"] == "3g"
+    assert quick.options["spark.driver.extraJavaOptions"].split().count("-Xms3g") == 1
+    long_job, _ = configure_local(RecordingBuilder(), "local[2]", False, "3g", environ)
+    assert "spark.driver.memory" not in long_job.options
+    assert "-Xms" not in long_job.options["spark.driver.extraJavaOptions"]

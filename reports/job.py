@@ -79,9 +79,13 @@ def extract_records(spark, runs: list[extract.Run]):
 def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     """Computes the runs' partial tables from their records (read back: columnar, and parsed only once)."""
     records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
-    frames = transform.compute_partials(records)
-    run_side_by_side({name: partial(load.append_runs, frame, warehouse, name) for name, frame in frames.items()})
+    builders = transform.compute_partials(records)
+    run_side_by_side({name: partial(append_built, build, warehouse, name) for name, build in builders.items()})
     load.mark_partials(spark, warehouse)
+
+
+def append_built(build, warehouse: str, name: str) -> None:
+    load.append_runs(build(), warehouse, name)
 
 
 def run_side_by_side(tasks: dict, workers: int = 4) -> dict:
@@ -97,9 +101,10 @@ def collect(frame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def compute_output(spark, frame, tables: str, name: str, collected=None) -> list[dict]:
-    """An output table is small: computed once (collected) and written from the driver's copy; `collected(rows)` is
-    called before the write."""
+def compute_output(spark, build, tables: str, name: str, collected=None) -> list[dict]:
+    """An output table (`build()` makes its DataFrame) is small: computed once (collected) and written from the
+    driver's copy; `collected(rows)` is called before the write."""
+    frame = build()
     rows = frame.collect()
     found = [row.asDict(recursive=True) for row in rows]
     if collected is not None:
@@ -117,11 +122,11 @@ def aggregate(
     rules = get_spec_rules() if rules is None else rules
     rules_frame = create_frame(spark, [(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
     partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
-    outputs = combine.combine(partials, rules_frame, last)
+    builders = combine.combine(partials, rules_frame, last)
     quarantine = partials["quarantine"]
     told = {"coverage": partial(tell_spec_coverage, on_coverage, rules)} if on_coverage is not None else {}
     tasks = {
-        name: partial(compute_output, spark, frame, tables, name, told.get(name)) for name, frame in outputs.items()
+        name: partial(compute_output, spark, build, tables, name, told.get(name)) for name, build in builders.items()
     }
     tasks["quarantine"] = partial(collect, quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
     tasks["by_reason"] = partial(collect, quarantine.groupBy("reason").count())

@@ -101,14 +101,14 @@ def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict
     failures = with_configuration(partials["failures"], runs)
     return {
         "coverage": partial(compute_coverage, hits, failures, rules),
-        "failures": partial(select_failures, failures),
+        "failures": partial(order_failures, failures),
         "machine_cost": partial(sum_by, partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
         "rule_cost": partial(compute_rule_cost, hits),
         "trend": partial(compute_trend, hits, failures, runs, last),
     }
 
 
-def select_failures(failures: DataFrame) -> DataFrame:
+def order_failures(failures: DataFrame) -> DataFrame:
     """In the order of the failures' keys (the summary lists the first ones), without the writer."""
     ordered = failures.orderBy("run_id", "writer", "nodeid", "status_reason")
     return ordered.select(*OUTPUT_COLUMNS["failures"])

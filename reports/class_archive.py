@@ -70,8 +70,10 @@ def finish_at_exit(spark, pending: Path) -> None:
     proc = spark.sparkContext._gateway.proc
 
     def finish():
+        from reports.session import shut_down_gateway  # (session imports this module)
+
         spark.stop()
-        spark.sparkContext._gateway.shutdown()  # see session.shut_down_gateway
+        shut_down_gateway(spark)
         proc.stdin.close()  # the gateway exits when its stdin closes
         try:
             proc.wait(timeout=120)

@@ -7,6 +7,11 @@ one that does not match, so a stale archive costs nothing but the saving.
 
 The archive is written when a driver JVM exits, which takes a few seconds, and only from the second job that sees
 the cache directory: a cache that does not survive (a fresh CI machine) never pays for it.
+
+What JDK 17 cannot archive (its dump log, -Xlog:cds=warning), and so every start still loads or makes: Janino's
+classes (a signed jar, ~530 of them), the classes Spark generates, reflection accessors, and Scala's lambdas (they are
+serializable: ~6,900 lambda classes made per 50k-line incremental run, against ~400 archived Java ones). JDK 25's AOT
+cache (-XX:AOTCache) holds more: on the same run, the JVM used about 17 s of CPU where JDK 17 used about 20 s.
 """
 
 from __future__ import annotations

@@ -344,29 +344,33 @@ def renew(new: Path, repeat: int) -> None:
         os.utime(path, (time.time() + repeat, time.time() + repeat))
 
 
+def time_repeats(run, new: Path, repeats: int, first: int = 0) -> list[float]:
+    """Seconds of `run()` over `repeats` repeats, the new run renewed before each."""
+    seconds = []
+    for repeat in range(first, first + repeats):
+        renew(new, repeat)
+        started = time.perf_counter()
+        run()
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 def run_incremental(args: list[str], new: Path, repeats: int) -> list[float]:
     """The new run through the command line, in a fresh process (JVM start included), `repeats` times. The first
     repeat after a large run may find the JVM's files evicted from the page cache."""
-    seconds = []
-    for repeat in range(repeats):
-        renew(new, repeat)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "reports", "aggregate", *args], cwd=ROOT, check=True, capture_output=True)
-        seconds.append(time.perf_counter() - started)
-    return seconds
+    command = [sys.executable, "-m", "reports", "aggregate", *args]
+    return time_repeats(lambda: subprocess.run(command, cwd=ROOT, check=True, capture_output=True), new, repeats)
 
 
 def run_incremental_warm(spark, args: list[str], new: Path, repeats: int) -> list[float]:
     """The same job in the benchmark's JVM, already warm from the sizes above: no JVM start and no warm-up (JIT,
     class loading, code generation), what a fresh process could take at best."""
-    seconds = []
-    for repeat in range(repeats):
-        renew(new, repeats + repeat)
-        started = time.perf_counter()
+
+    def run() -> None:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             job.main(args, spark=spark)
-        seconds.append(time.perf_counter() - started)
-    return seconds
+
+    return time_repeats(run, new, repeats, first=repeats)
 
 
 def print_incremental(label: str, seconds: list[float]) -> None:

@@ -52,8 +52,6 @@ from model.records import discard, evolve
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
 # service_state key (PREVIOUSLY_LOCKED, mq) -> the ProcessQueue generation whose first locked pull happened.
 PREVIOUSLY_LOCKED = "previously_locked"
-# DMPCI 4.9.8 L99 pullTimeDelayMillsWhenException: an orderly pull of an unlocked queue is retried this much later.
-PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION = 3_000
 
 
 @frozen
@@ -87,10 +85,11 @@ def start(system: System, client_id: str) -> System:
 
 
 def allows_pull(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple[str, ...]]:
-    """[LK-06] An orderly pull waits 3 s while its ProcessQueue is not locked — in BROADCASTING too, where only
-    the rebalance marks a new ProcessQueue locked (#2621)."""
+    """[LK-06] An orderly pull waits pullTimeDelayMillsWhenException (1 s by default, CFG-01) while its
+    ProcessQueue is not locked — in BROADCASTING too, where only the rebalance marks a new ProcessQueue locked
+    (#2621)."""
     if not pq.locked:
-        return PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION, ("LK-06",)
+        return system.config.pull_time_delay_mills_when_exception, ("LK-06",)
     return None, ()
 
 

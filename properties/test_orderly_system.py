@@ -313,7 +313,7 @@ class StrictOrderlyConsumption(OrderlyConsumption):
     def listeners_run_on_both_queues(self):
         self.apply(Produce("m0", queue_id=0))
         self.apply(Produce("m1", queue_id=1))
-        # 4.9.0-4.9.4 pull only after the first lockAll (1 s) and a 3 s pull delay (LK-06).
+        # 4.9.0-4.9.4 pull only after the first lockAll (1 s) and the pull delay after an exception (1 s, LK-06).
         self.apply(Advance(3_010))
 
     @rule(client=st.sampled_from(CLIENTS))

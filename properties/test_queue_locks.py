@@ -9,6 +9,7 @@ from pyrsistent import pmap
 from model.broker import Broker
 from model.config import Config
 from model.message import MessageQueue
+from model.orderly_service import ORDERLY_SERVICE
 from model.process_queue import create_process_queue
 from model.queue_locks import (
     compute_first_pull_offset,
@@ -20,6 +21,7 @@ from model.queue_locks import (
     on_unlock_batch,
     process_lock_all,
 )
+from model.system import create_system
 
 GROUP = "g"
 QUEUES = [MessageQueue("t", i) for i in range(3)]
@@ -96,3 +98,16 @@ def test_first_pull_reads_the_committed_offset(locked, previously, next_offset, 
         assert (offset, now_previously) == (None, previously)
     else:
         assert (offset, now_previously) == (next_offset if previously else committed, True)
+
+
+@given(delay=st.integers(0, 10_000), model=st.sampled_from(["clustering", "broadcasting"]))
+def test_an_unlocked_orderly_pull_waits_the_configured_exception_delay(delay, model):
+    """[LK-06] [CFG-01] An orderly pull of an unlocked ProcessQueue is retried pullTimeDelayMillsWhenException
+    later: the consumer's setting (1000 ms unless changed), not DefaultMQPushConsumerImpl's field initialiser of
+    3000 ms, which the constructor overwrites."""
+    config = Config(consume_mode="orderly", message_model=model, pull_time_delay_mills_when_exception=delay)
+    system = create_system(config, ("c1",), topic_queue_nums=1)
+    unlocked = create_process_queue(0)
+    event("LK-06")
+    assert ORDERLY_SERVICE.allows_pull(system, "c1", QUEUES[0], unlocked) == (delay, ("LK-06",))
+    assert Config().pull_time_delay_mills_when_exception == 1000

@@ -85,12 +85,56 @@ def test_delay_levels_round_trip(entries):
     assert [ms // 1000 for ms in config.delay_levels] == [count * seconds[unit] for count, unit in entries]
 
 
-@pytest.mark.parametrize("text", ["", "5x", "1s 5x", "1s  5s", " 1s", "1s ", "s", "-5s", "+5s", "1.5s", "5S", "٣s"])
+# What RocketMQ 4.9.8's ScheduleMessageService.parseDelayLevel made of these texts (run in Java 17: split(" "),
+# Long.parseLong, a long product): accepted, with these delays in ms, or the broker refuses to start.
+JAVA_ACCEPTS = {"1s 5s ": (1000, 5000), "+5s 05s": (5000, 5000), "-5s": (-5000,), "1s 5s  ": (1000, 5000),
+                "9223372036854775807s": (-1000,), "\u0665s": (5000,)}
+JAVA_REFUSES = ["", "5x", "1s 5x", "1s  5s", " 1s", "s", "1.5s", "5S", "1_0s", "9223372036854775808s", "1s\t5s"]
+
+
+@pytest.mark.parametrize("text", sorted(JAVA_ACCEPTS))
+def test_delay_levels_java_accepts(text):
+    """CFG-03: a trailing space, a sign, a leading zero, a negative count, an overflowing product and a non-ASCII
+    digit are all accepted by Java, with these delays."""
+    assert parse_delay_level(text) == JAVA_ACCEPTS[text]
+
+
+@pytest.mark.parametrize("text", JAVA_REFUSES + [" "])
 def test_bad_delay_levels_are_rejected(text):
-    """CFG-03: the broker refuses to start with these; the model raises ConfigError naming the field."""
+    """CFG-03: the broker refuses to start with these (" " is the model's own limit: Java reads no level at all);
+    the model raises ConfigError naming the field and the text."""
     with pytest.raises(ConfigError) as error:
         parse_delay_level(text)
     assert error.value.field == "message_delay_level" and repr(text) in str(error.value)
+
+
+def java_delay_levels(text: str) -> tuple[int, ...] | None:
+    """An oracle of parseDelayLevel for ASCII texts, by regular expressions: None where Java throws."""
+    entries = re.sub(" +$", "", text).split(" ") if text.strip(" ") or not text else []
+    delays = []
+    for entry in entries:
+        match = re.fullmatch(r"([+-]?[0-9]+)([smhd])", entry)
+        if match is None or not -(2**63) <= int(match[1]) < 2**63:
+            return None
+        product = int(match[1]) * {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[match[2]]
+        delays.append((product + 2**63) % 2**64 - 2**63)
+    return tuple(delays)
+
+
+TOKENS = st.sampled_from(["", " ", "  ", "0", "5", "05", "+", "-", "s", "m", "h", "d", "x", "S", "9223372036854775807"])
+
+
+@given(st.lists(TOKENS, max_size=12).map("".join))
+def test_delay_levels_parse_like_java(text):
+    """CFG-03: the model accepts exactly what Java's split(" ") + Long.parseLong accept, with the same delays (a
+    Java long), except a text of spaces only, which Java reads as no level and the model refuses."""
+    event("CFG-03")
+    expected = java_delay_levels(text)
+    if expected is None or expected == ():
+        with pytest.raises(ConfigError):
+            parse_delay_level(text)
+    else:
+        assert parse_delay_level(text) == expected
 
 
 @given(st.integers(-1, 10**6), st.integers(0, 10**6))

@@ -355,6 +355,18 @@ class PullObserved:
 
 
 @frozen
+class Livelock:
+    """[SY-12] More than MAX_TRANSITIONS_PER_INSTANT timers fell due at one virtual instant: the step stopped
+    there instead of looping. `kinds` counts the kinds of timer that fired at that instant — the events of the
+    cycle (a 5.2.0+ OFFSET_ILLEGAL repair, PL-10, shows OffsetIllegalFix and PullDue)."""
+
+    time: int
+    transitions: int
+    kinds: tuple[tuple[str, int], ...]
+    rules: tuple[str, ...] = ("SY-12",)
+
+
+@frozen
 class Note:
     """Any other rule a step exercised (flow control back-off, a discarded result, a dropped queue, ...)."""
 

@@ -24,7 +24,7 @@ from model.broker import Broker
 from model.config import Config
 from model.fifo import Fifo
 from model.message import Message, MessageQueue
-from model.records import record
+from model.records import bounded_repr, record
 from model.store import compute_logged_message
 
 GROUP = "please_rename_unique_group_name"
@@ -204,6 +204,7 @@ class ConsumerInstance:
     per-queue consume locks and suspensions there).
     """
 
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     client_id: str
     incarnation: int
     offset_store: Any
@@ -227,6 +228,8 @@ class OnewayCommit:
 
 @record  # copied several times per event: model.records.evolve copies its __dict__
 class System:
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
+
     config: Config
     broker: Broker
     now: int = 0

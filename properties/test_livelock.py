@@ -87,3 +87,13 @@ def test_the_delivered_persist_ends_the_cycle(version, produced):
     system, seen = run(system, Advance(system.now + 60_000))
     event("PL-10")
     assert not [o for o in seen if isinstance(o, Livelock)]
+
+
+def test_a_huge_system_has_a_short_repr():
+    """[SY-12] A failure report or a Ctrl-C never builds the repr of a whole System: the big records print their
+    collections as sizes, whatever the history (here 3,000 stored messages and their consumer state)."""
+    system = create_system(Config(), ("c1", "c2"), topic_queue_nums=4)
+    system, _ = run(system, *[Produce(f"k{i}", queue_id=i % 4) for i in range(3_000)], Advance(0))
+    text = repr(system)
+    assert len(text) < 3_000, len(text)
+    assert "System(" in text and "Broker(" in text and "Store(" in text

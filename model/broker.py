@@ -6,7 +6,7 @@ import immutables
 from attrs import field, frozen
 
 from model.config import Config
-from model.records import evolve, record
+from model.records import bounded_repr, evolve, record
 from model.schedule import ScheduleState
 from model.store import Store
 
@@ -39,6 +39,7 @@ class SubscriptionGroupConfig:
 class Broker:
     """One broker (master). `consumer_offsets` maps (group, topic, queue id) to the committed offset."""
 
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     perm: int = PERM_READ | PERM_WRITE
     topics: immutables.Map = field(factory=immutables.Map)
     groups: immutables.Map = field(factory=immutables.Map)

@@ -24,7 +24,7 @@ from model.broker import Broker
 from model.config import Config
 from model.fifo import Fifo
 from model.message import Message, MessageQueue
-from model.records import record
+from model.records import bounded_repr, record
 from model.store import compute_logged_message
 
 GROUP = "please_rename_unique_group_name"
@@ -204,6 +204,7 @@ class ConsumerInstance:
     per-queue consume locks and suspensions there).
     """
 
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     client_id: str
     incarnation: int
     offset_store: Any
@@ -227,6 +228,8 @@ class OnewayCommit:
 
 @record  # copied several times per event: model.records.evolve copies its __dict__
 class System:
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
+
     config: Config
     broker: Broker
     now: int = 0
@@ -352,6 +355,18 @@ class PullObserved:
     found: int
     time: int
     rules: tuple[str, ...] = ()
+
+
+@frozen
+class Livelock:
+    """[SY-12] More than MAX_TRANSITIONS_PER_INSTANT timers fell due at one virtual instant: the step stopped
+    there instead of looping. `kinds` counts the kinds of timer that fired at that instant — the events of the
+    cycle (a 5.2.0+ OFFSET_ILLEGAL repair, PL-10, shows OffsetIllegalFix and PullDue)."""
+
+    time: int
+    transitions: int
+    kinds: tuple[tuple[str, int], ...]
+    rules: tuple[str, ...] = ("SY-12",)
 
 
 @frozen

@@ -221,7 +221,8 @@ def crash(system: System, client_id: str) -> tuple[System, list]:
 
 
 def process_offset_illegal_fix(system: System, fix: OffsetIllegalFix) -> tuple[System, list]:
-    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair; the queue is re-added by the next
+    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair — [PL-10] the immediate one cycles
+    at one instant while the broker still holds a stale offset; the queue is re-added by the next
     rebalance (4.9, up to 20 s later) or at once (5.2.0+, rebalanceImmediately)."""
     consumer = get_live_consumer(system, fix.client_id, fix.incarnation)
     if consumer is None or consumer.generations.get(fix.queue) != fix.generation:

@@ -134,3 +134,29 @@ def discard(mapping: Mapping, key) -> Mapping:
     if key not in mapping:
         return mapping
     return mapping.delete(key) if isinstance(mapping, immutables.Map) else mapping.discard(key)
+
+
+REPR_TEXT_LIMIT = 120
+
+
+def get_bounded_repr(value: object) -> str:
+    """A repr whose size does not grow with the state: collections show their type and length, long texts are
+    cut, and records that use `bounded_repr` recurse. A failure report or a Ctrl-C never prints a whole System."""
+    if isinstance(value, bool | int | float | None.__class__) or attrs.has(type(value)) and type(
+            value).__repr__ is bounded_repr:
+        return repr(value)
+    if isinstance(value, str | bytes):
+        text = repr(value)
+        return text if len(text) <= REPR_TEXT_LIMIT else f"{text[:REPR_TEXT_LIMIT]}… ({len(value)} long)"
+    if isinstance(value, Mapping | tuple | list | set | frozenset | immutables.Map) or hasattr(value, "__len__"):
+        return f"<{type(value).__name__} of {len(value)}>"
+    text = repr(value) if attrs.has(type(value)) and len(attrs.fields(type(value))) <= 12 else None
+    if text is not None and len(text) <= REPR_TEXT_LIMIT:
+        return text
+    return f"<{type(value).__name__}>"
+
+
+def bounded_repr(self: object) -> str:
+    """`__repr__` of the big records (System, Broker, Store, ...): each field through get_bounded_repr."""
+    fields = ", ".join(f"{f.name}={get_bounded_repr(getattr(self, f.name))}" for f in attrs.fields(type(self)))
+    return f"{type(self).__name__}({fields})"

@@ -20,7 +20,7 @@ from model.config import Config
 from model.delay_levels import delay_level_to_queue_id
 from model.errors import IllegalTransition
 from model.message import PROPERTY_REAL_QUEUE_ID, PROPERTY_REAL_TOPIC, SCHEDULE_TOPIC, Message
-from model.records import evolve, record
+from model.records import bounded_repr, evolve, record
 from model.store import (
     RECORD_BODY,
     RECORD_BORN_TIMESTAMP,
@@ -86,6 +86,7 @@ class ScheduleState:
     file is up to date.
     """
 
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     started_at: int = 0
     tasks: PVector = field(factory=pvector)
     persisted_offsets: PMap = field(factory=pmap)

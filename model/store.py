@@ -21,7 +21,7 @@ from model.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.records import evolve, record
+from model.records import bounded_repr, evolve, record
 
 # A consume queue is an AppendLog of units, indexed by queue offset.
 EMPTY_QUEUE = EMPTY_LOG
@@ -121,6 +121,7 @@ def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_propert
 class Store:
     """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     commit_log: AppendLog = EMPTY_LOG
     next_physical_offset: int = 0
     consume_queues: immutables.Map = field(factory=immutables.Map)

@@ -3,6 +3,7 @@ virtual clock: `advance` fires timers in time order, `drain` runs to quiescence 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from model.broker import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic
@@ -15,6 +16,7 @@ from model.cluster import (
     DeliverOneway,
     DlqArrival,
     ExpireQueueHead,
+    Livelock,
     LockRequestsFail,
     OffsetIllegalFix,
     PersistDue,
@@ -111,6 +113,12 @@ TIMER_HANDLERS: dict[type, Callable] = {
 }
 
 
+# [SY-12] A legitimate instant fires at most about one pull per 32 cached messages up to pullThresholdForQueue on
+# each queue, plus a few timers per instance: hundreds. Twenty thousand at one instant is a cycle of zero-delay
+# transitions (PL-10), and the step stops it instead of looping.
+MAX_TRANSITIONS_PER_INSTANT = 2_000
+
+
 def get_next_time(system: System) -> int | None:
     """[SY-01] The earliest time any timed component (client timers, the broker's delay timer) fires."""
     return compute_next_time(system, get_next_schedule_time(system.broker, system.config))
@@ -156,19 +164,53 @@ def process_due(system: System, until: int | None, fast_forward: bool, schedule_
     return system, seen, 1
 
 
+class InstantBudget:
+    """[SY-12] The timers fired at the current virtual instant of one step, by kind; a driver's loop counts every
+    fired timer here and stops once `is_spent`."""
+
+    def __init__(self) -> None:
+        self.time, self.fired, self.kinds = None, 0, Counter()
+
+    def count(self, system: System, fired: int, kind: str) -> None:
+        if system.now != self.time:
+            self.time, self.fired, self.kinds = system.now, 0, Counter()
+        self.fired += fired
+        self.kinds[kind] += fired
+
+    def is_spent(self) -> bool:
+        return self.fired > MAX_TRANSITIONS_PER_INSTANT
+
+    def get_livelock(self) -> Livelock:
+        return Livelock(self.time, self.fired, tuple(sorted(self.kinds.items())))
+
+
+def get_next_kind(system: System, schedule_time: int | None) -> str:
+    """The kind of the timer `fire_next` fires next: the broker's delay timer or a client timer item's class."""
+    peeked = heap_peek(system.timers)
+    if schedule_time is not None and (peeked is None or schedule_time <= peeked[0][0]):
+        return "DelayTimer"
+    return type(peeked[1]).__name__
+
+
 def advance(system: System, until: int, *, fast_forward: bool = True) -> tuple[System, list]:
-    """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`."""
-    observations, woken_store = [], None
+    """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`;
+    [SY-12] unless more than MAX_TRANSITIONS_PER_INSTANT fire at one instant: then the clock stays there and the
+    step ends with a Livelock observation."""
+    observations, woken_store, budget = [], None, InstantBudget()
     while True:
         # Derived once per timer: the delay timer's next time costs more than the rest of the loop's checks.
         schedule_time = get_next_schedule_time(system.broker, system.config)
         at = compute_next_time(system, schedule_time)
         if at is None or at > until:
             break
-        system, seen, _ = process_due(system, until, fast_forward, schedule_time)
+        kind = get_next_kind(system, schedule_time)
+        system, seen, fired = process_due(system, until, fast_forward, schedule_time)
+        budget.count(system, fired, kind)
         system = wake_parked_pulls(system, woken_store)
         woken_store = system.broker.store
         observations.extend(seen)
+        if budget.is_spent():
+            return system, observations + [budget.get_livelock()]
     return evolve(system, now=max(system.now, until)), observations
 
 

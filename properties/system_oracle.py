@@ -12,6 +12,7 @@ from model.cluster import (
     ConsumeProcessed,
     DlqArrival,
     ListenerInvoked,
+    Livelock,
     OffsetCommitted,
     OffsetUpdated,
     Produced,
@@ -70,6 +71,14 @@ class Ledger:
                 handler = HANDLERS[kind] = getattr(Ledger, "on_" + kind.__name__, None)
             if handler is not None:
                 handler(self, o)
+
+    def on_Livelock(self, o: Livelock):
+        """[SY-12] [PL-10] The only cycle of zero-delay transitions a workload can reach is the 5.2.0+ OFFSET_ILLEGAL
+        repair (OffsetIllegalFix and PullDue at one instant); any other Livelock is a bug of the model."""
+        kinds = dict(o.kinds)
+        assert self.config.profile.offset_illegal_freezes_immediately, f"[SY-12] {o} in {self.config.profile.name}"
+        assert kinds.get("OffsetIllegalFix", 0) > 0 and kinds.get("PullDue", 0) > 0, f"[SY-12] unknown cycle {o}"
+        event("SY-12")
 
     def on_Produced(self, o: Produced):
         key = o.message.uniq_key

@@ -14,6 +14,7 @@ from model.message import MessageQueue
 from model.offset_store import get_offset
 from model.profiles import PROFILES, get_profile
 from model.system import create_system, step
+from properties.steps import run
 
 VERSIONS = sorted(PROFILES)
 
@@ -25,14 +26,6 @@ def example_each(name: str, values):
             test = example(**{name: value})(test)
         return test
     return decorate
-
-
-def run(system, *events):
-    seen = []
-    for ev in events:
-        system, observations = step(system, ev)
-        seen.extend(observations)
-    return system, seen
 
 
 def complete_running(system):

@@ -1,0 +1,14 @@
+"""Driving the system step by hand in focused tests: events in order, observations collected."""
+
+from __future__ import annotations
+
+from model.system import step
+
+
+def run(system, *events):
+    """Steps `system` through `events`; returns the last system and every observation, in order."""
+    seen = []
+    for ev in events:
+        system, observations = step(system, ev)
+        seen.extend(observations)
+    return system, seen

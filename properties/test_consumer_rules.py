@@ -31,18 +31,11 @@ from model.message import MessageQueue, java_string_hash
 from model.orderly_service import ORDERLY_SERVICE
 from model.profiles import PROFILES
 from model.rebalance import compute_allocation, get_subscribed_queues
-from model.system import create_system, step
+from model.system import create_system
+from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)
 FAIL = ListenerResult(ConsumeStatus.RECONSUME_LATER)
-
-
-def run(system, *events):
-    seen = []
-    for ev in events:
-        system, observations = step(system, ev)
-        seen.extend(observations)
-    return system, seen
 
 
 @given(mode=st.sampled_from(ConsumeMode), profile=st.sampled_from(sorted(PROFILES)))

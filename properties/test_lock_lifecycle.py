@@ -1,0 +1,82 @@
+"""The orderly lock's life cycle at its edges (spec/12-orderly.md): the consume gate on a mark exactly 30 s old
+and 1 ms older, lockAll over a table where other instances hold some queues, and a commit that arrives after the
+queue was dropped. The boundaries are drawn on purpose: a lock mark a random clock lands on is almost never the
+one the rule turns on."""
+
+from __future__ import annotations
+
+import immutables
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from model.broker import create_broker
+from model.cluster import GROUP, TOPIC
+from model.config import Config, ConsumeMode, MessageModel
+from model.message import MessageQueue
+from model.offset_store import create_offset_store, get_offset
+from model.orderly import Step, process_gate, process_store_commit
+from model.process_queue import REBALANCE_LOCK_MAX_LIVE_TIME, create_process_queue
+from model.queue_locks import on_lock_batch, process_lock_all
+from model.records import evolve
+
+QUEUES = 4
+MQS = [MessageQueue(TOPIC, q) for q in range(QUEUES)]
+AROUND = st.sampled_from((-1, 0, 1))
+TIMES = st.integers(0, 10**9)
+
+
+@given(locked_at=TIMES, around=AROUND, first=st.booleans())
+def test_the_gate_consumes_under_a_mark_up_to_30_s_old(locked_at, around, first):
+    """[OR-01] [LK-04] In CLUSTERING a locked queue is consumed while its mark is at most 30 s old (isLockExpired
+    is strict); 1 ms later the request tries to lock again (100 ms at entry, 10 ms in the loop)."""
+    config = Config(consume_mode=ConsumeMode.ORDERLY)
+    pq = evolve(create_process_queue(locked_at), locked=True)
+    now = locked_at + REBALANCE_LOCK_MAX_LIVE_TIME + around
+    gate = process_gate(pq, config, now, now, first)
+    event("OR-01")
+    if around <= 0:
+        assert gate.step is Step.TAKE, gate
+    else:
+        assert (gate.step, gate.delay) == (Step.TRY_LOCK_LATER, 100 if first else 10), gate
+
+
+@given(locked_at=TIMES, age=st.integers(0, 3 * REBALANCE_LOCK_MAX_LIVE_TIME), locked=st.booleans())
+def test_broadcasting_gate_never_reads_the_lock(locked_at, age, locked):
+    """[LK-05] A BROADCASTING orderly consumer takes messages whatever the lock mark says."""
+    config = Config(consume_mode=ConsumeMode.ORDERLY, message_model=MessageModel.BROADCASTING)
+    pq = evolve(create_process_queue(locked_at), locked=locked)
+    event("LK-05")
+    assert process_gate(pq, config, locked_at + age, locked_at + age, True).step is Step.TAKE
+
+
+@given(others=st.sets(st.sampled_from(MQS)), marks=st.lists(st.booleans(), min_size=QUEUES, max_size=QUEUES),
+       now=st.integers(1, 10**9))
+def test_lock_all_marks_every_refused_queue_unlocked(others, marks, now):
+    """[LK-03] lockAll asks for every queue of the table at once: each granted queue is marked locked at `now`,
+    and each queue the broker refused (another instance holds a live lock) is marked unlocked, whatever its mark
+    was — so its consumption stops at the next gate."""
+    broker = create_broker(Config(), GROUP, {TOPIC: QUEUES})
+    broker = on_lock_batch(broker, GROUP, others, "other", now).broker
+    marked = zip(MQS, marks, strict=True)
+    table = immutables.Map({mq: evolve(create_process_queue(0), locked=mark) for mq, mark in marked})
+    broker, table = process_lock_all(broker, GROUP, "c1", table, now)
+    event("LK-03")
+    for mq in MQS:
+        if mq in others:
+            assert not table[mq].locked, mq
+        else:
+            assert (table[mq].locked, table[mq].last_lock_timestamp) == (True, now), mq
+
+
+@given(committed=st.integers(0, 10**6), dropped=st.booleans(), start=st.none() | st.integers(0, 10**6))
+def test_a_commit_after_the_drop_moves_no_offset(committed, dropped, start):
+    """[OR-10] [RB-03] processConsumeResult stores a committed batch's offset (not increase-only) unless the
+    ProcessQueue was dropped while the listener ran: the queue's new owner, not this instance, moves it then."""
+    mq = MQS[0]
+    store = create_offset_store(Config())
+    if start is not None:
+        store = process_store_commit(store, mq, create_process_queue(0), start)
+    pq = evolve(create_process_queue(0), dropped=dropped)
+    after = process_store_commit(store, mq, pq, committed)
+    event("RB-03")
+    assert get_offset(after, mq) == (get_offset(store, mq) if dropped else committed)

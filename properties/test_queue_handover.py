@@ -1,0 +1,70 @@
+"""A queue changing hands (spec/10-rebalance.md, spec/12-orderly.md): what the old owner must do before it lets
+go, and what the new owner's ProcessQueue starts with. Each test puts the system exactly where the rule decides:
+finished messages whose offset only the old owner's memory holds, a lock mark of each profile."""
+
+from __future__ import annotations
+
+from hypothesis import event, example, given
+from hypothesis import strategies as st
+
+from model.broker import query_offset
+from model.cluster import GROUP, TOPIC, Advance, CompleteConsume, Produce, SetMembers
+from model.config import Config, ConsumeMode
+from model.message import MessageQueue
+from model.offset_store import get_offset
+from model.profiles import PROFILES, get_profile
+from model.system import create_system, step
+from properties.steps import run
+
+VERSIONS = sorted(PROFILES)
+
+
+def example_each(name: str, values):
+    """Every value as an explicit example: the boundary between profiles is drawn on purpose, not by chance."""
+    def decorate(test):
+        for value in values:
+            test = example(**{name: value})(test)
+        return test
+    return decorate
+
+
+def complete_running(system):
+    """Every running listener returns CONSUME_SUCCESS, at the current instant (no timer fires)."""
+    while system.requests:
+        system, _ = step(system, CompleteConsume(min(system.requests)))
+    return system
+
+
+@given(counts=st.lists(st.integers(0, 6), min_size=2, max_size=4), mode=st.sampled_from(ConsumeMode))
+def test_a_lost_queue_is_persisted_before_it_is_forgotten(counts, mode):
+    """[RB-02] [RB-04] The old owner persists a lost queue's in-memory offset before removeOffset, so the new
+    owner resumes there: the broker's offset after the hand-over is exactly what the old owner had consumed, even
+    when no persistAll or piggybacked commit carried it yet."""
+    config = Config(consume_mode=mode)
+    system = create_system(config, ("c1",), topic_queue_nums=len(counts))
+    produced = [Produce(f"q{q}-{i}", queue_id=q) for q, n in enumerate(counts) for i in range(n)]
+    system = complete_running(run(system, *produced, Advance(0))[0])
+    before = system.consumers["c1"]
+    in_memory = {mq: get_offset(before.offset_store, mq) for mq in before.process_queues}
+    broker = {mq: query_offset(system.broker, GROUP, mq.topic, mq.queue_id) for mq in in_memory}
+    system, _ = run(system, SetMembers(("c1", "c2")))
+    lost = [mq for mq in in_memory if mq not in system.consumers["c1"].process_queues]
+    assert lost, "two members of a group of one: the first keeps only part of the queues"
+    event("RB-02")
+    for mq in lost:
+        expected = broker[mq] if in_memory[mq] is None else in_memory[mq]
+        assert query_offset(system.broker, GROUP, mq.topic, mq.queue_id) == expected, (mq, in_memory[mq])
+
+
+@given(version=st.sampled_from(VERSIONS))
+@example_each("version", VERSIONS)
+def test_a_new_orderly_process_queue_starts_with_its_profiles_lock_mark(version):
+    """[LK-06] A rebalance that adds a queue marks the new ProcessQueue locked from 4.9.5 on (#2621) and leaves it
+    unlocked before, so a 4.9.1 orderly consumer waits for the next lockAll before its first pull."""
+    config = Config(consume_mode=ConsumeMode.ORDERLY, profile=version)
+    system = create_system(config, ("c1",), topic_queue_nums=2)
+    pqs = system.consumers["c1"].process_queues
+    mark = get_profile(version).new_process_queue_locked
+    event("LK-06")
+    assert {MessageQueue(TOPIC, q) for q in range(2)} <= set(pqs)
+    assert {mq: pq.locked for mq, pq in pqs.items()} == dict.fromkeys(pqs, mark)

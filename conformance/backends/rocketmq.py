@@ -210,3 +210,42 @@ class RocketMQ:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def keep_logs(data_dir: Path, destination: Path) -> Path:
+    """Copies the name server's and broker's logs and outputs under `destination` (for a failed run's report)."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in ("namesrv.out", "broker.out", "broker.conf"):
+        if (data_dir / name).exists():
+            shutil.copy(data_dir / name, destination / name)
+    if (data_dir / "logs").is_dir():
+        shutil.copytree(data_dir / "logs", destination / "logs", dirs_exist_ok=True)
+    return destination
+
+
+class RocketMQSession:
+    """A broker for one test session: a fresh store in a new temporary folder, removed with the broker at the end;
+    on `close(failed=True)` the logs are first copied to `logs_dir`."""
+
+    def __init__(self, broker_conf: dict[str, str], logs_dir: Path, distribution: Distribution | None = None,
+                 namesrv_port: int = 9876, broker_port: int = 10911) -> None:
+        import tempfile
+
+        self.data_dir = Path(tempfile.mkdtemp(prefix="rmqspec-rocketmq-"))
+        self.logs_dir = logs_dir
+        self.broker = RocketMQ(distribution or get_distribution(), self.data_dir, broker_conf, namesrv_port,
+                               broker_port)
+
+    def open(self) -> RocketMQ:
+        try:
+            return self.broker.start()
+        except BaseException:
+            self.close(failed=True)
+            raise
+
+    def close(self, failed: bool) -> Path | None:
+        """Stops both processes and removes the store; returns where the logs were kept, if they were."""
+        self.broker.stop()
+        kept = keep_logs(self.data_dir, self.logs_dir) if failed else None
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+        return kept

@@ -37,6 +37,9 @@ JVM_OPTIONS = (
     "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
     "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
+    # MappedFile.clean calls jdk.internal.ref.Cleaner when recovery after a crash truncates dirty files; without
+    # this the restarted broker dies in load() ("module java.base does not export jdk.internal.ref").
+    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
 )
 # One local broker, loopback only, small store files; a later key (the settings table's) wins.
 BASE_BROKER_CONF = {

@@ -274,3 +274,23 @@ def test_never_committed_offset_of_a_young_queue_is_zero(case):
     case.send(queue_id=0)
     response = case.client.query_offset(case.group("q1"), case.topic, 0)
     assert (response.code, response.ext_fields.get("offset")) == (SUCCESS, "0")
+
+
+@pytest.mark.rules("RS-04")
+def test_locked_group_direct_send_is_not_redirected_in_4_9(case):
+    """RS-04 is a 5.1.1+ rule: 4.9.8 stores a direct send below the maximum in %RETRY% even while the group holds
+    a queue lock."""
+    group = case.group("q3")
+    case.client.lock(group, "c1", case.run.broker_name, case.topic, [0])
+    case.send(topic=f"%RETRY%{group}", reconsume_times=0, max_times=16)
+    assert len(case.read(f"%RETRY%{group}")) == 1 and case.read(f"%DLQ%{group}") == []
+
+
+@pytest.mark.rules("ST-06")
+def test_put_appends_at_the_end_of_its_queue(case):
+    before = time.time() * 1000
+    for _ in range(3):
+        case.send(queue_id=1)
+    stored = case.read(case.topic)
+    assert [(m.queue_id, m.queue_offset) for m in stored] == [(1, 0), (1, 1), (1, 2)]
+    assert all(before - 1000 <= m.store_timestamp <= time.time() * 1000 + 1000 for m in stored)  # broker clock

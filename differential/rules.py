@@ -2,7 +2,7 @@
 
 A test marked ``@pytest.mark.rules("SB-01", ...)`` confirms those rules on the backend it ran against when it
 passes and refutes them when it fails; ``write_rule_records`` writes one JSON line per (rule, backend, test) to
-``<reports dir>/<run id>/differential-rules.jsonl``.
+``<reports dir>/<run id>/differential-rules.ndjson``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RECORDS_NAME = "differential-rules.jsonl"
+RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
 
 
 def make_record(rule: str, backend: str, test: str, passed: bool, detail: str) -> dict:

@@ -69,3 +69,35 @@ def test_crash_and_restart_keeps_acknowledged_messages_and_redelivers(second):
         bodies = sorted(m.body for m in run.read_landed()[run.names.topic])
         admin.update_broker_config(client, brokerPermission=6)
     assert bodies == [b"delayed", b"delayed", b"kept", b"kept"]
+
+
+def test_broker_serves_with_its_name_server_stopped(second):
+    """The name server gone: the broker keeps storing, answering pulls and send-backs (clients that cached the
+    route go on; only route look-ups and registration fail)."""
+    _, broker = second
+    broker.stop_namesrv()
+    with BrokerClient(broker.broker_addr) as client:
+        run = Run(client, "broker-a", Names())
+        run.set_up()
+        sent = client.send(run.names.topic, 0, b"x", {"WAIT": "true"})
+        time.sleep(0.05)
+        assert sent.code == 0 and len(run.read_queue(run.names.topic, 0)) == 1
+        offset = int(sent.ext_fields["msgId"][-16:], 16)
+        assert client.send_back(run.names.group("q1"), offset, -1, None, run.names.topic, None).code == 0
+    assert broker.broker.poll() is None
+
+
+@pytest.mark.parametrize("perm, pull_code", [(admin.PERM_READ, 0), (admin.PERM_WRITE, 16)])
+def test_pull_follows_broker_permission(rocketmq, perm, pull_code):
+    """Read-only during consumption: pulls go on, send-backs are refused (SB-02); write-only: pulls refused."""
+    with BrokerClient(rocketmq.broker_addr) as client:
+        run = Run(client, "broker-a", Names())
+        run.set_up()
+        client.send(run.names.topic, 0, b"x", {"WAIT": "true"})
+        time.sleep(0.05)
+        try:
+            admin.update_broker_config(client, brokerPermission=perm)
+            code = client.pull(run.names.group("q1"), run.names.topic, 0, 0).code
+        finally:
+            admin.update_broker_config(client, brokerPermission=admin.PERM_READ_WRITE)
+    assert code == pull_code

@@ -29,6 +29,18 @@ def target(request, rocketmq) -> Target:
     return Target(request.param, rocketmq.broker_addr, REAL_BROKER_NAME)
 
 
+@pytest.fixture
+def record_rules(request):
+    """record_rules(rules, backend, agrees, detail): a record per rule for a check that decides its rules itself
+    (the model oracle takes them from the model's own answer)."""
+
+    def record(rules, backend: str, agrees: bool, detail: str = "") -> None:
+        request.config.rmqspec_rule_records.extend(
+            make_record(rule, backend, request.node.nodeid, agrees, detail) for rule in rules)
+
+    return record
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield

@@ -21,6 +21,7 @@ GET_MIN_OFFSET = 31
 CONSUMER_SEND_MSG_BACK = 36
 LOCK_BATCH_MQ = 41
 UNLOCK_BATCH_MQ = 42
+HEART_BEAT = 34
 PULL_FLAG_SUBSCRIPTION = 0x4
 
 
@@ -65,6 +66,17 @@ class BrokerClient(RemotingClient):
 
     def lock(self, group: str, client_id: str, broker_name: str, topic: str, queue_ids: list[int]) -> Command:
         return self.call(LOCK_BATCH_MQ, body=_lock_body(group, client_id, broker_name, topic, queue_ids))
+
+    def heartbeat(self, client_id: str, group: str, topic: str) -> Command:
+        """A push consumer's heartbeat for `group` subscribed to `topic` (``*``); the broker then creates the group's
+        %RETRY% topic with its retryQueueNums queues (ClientManageProcessor.heartBeat), as before any real retry."""
+        subscription = {"topic": topic, "subString": "*", "tagsSet": [], "codeSet": [], "subVersion": 0,
+                        "expressionType": "TAG", "classFilterMode": False}
+        consumer = {"groupName": group, "consumeType": "CONSUME_PASSIVELY", "messageModel": "CLUSTERING",
+                    "consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet": [subscription],
+                    "unitMode": False}
+        body = {"clientID": client_id, "producerDataSet": [], "consumerDataSet": [consumer]}
+        return self.call(HEART_BEAT, body=json.dumps(body).encode())
 
     def unlock(self, group: str, client_id: str, broker_name: str, topic: str, queue_ids: list[int]) -> Command:
         return self.call(UNLOCK_BATCH_MQ, body=_lock_body(group, client_id, broker_name, topic, queue_ids))

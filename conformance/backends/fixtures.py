@@ -31,3 +31,15 @@ def rocketmq(request: pytest.FixtureRequest) -> RocketMQ:
     kept = session.close(failed=request.session.testsfailed > 0)
     if kept is not None:
         print(f"\nRocketMQ logs kept in {kept}")
+
+
+@pytest.fixture(scope="session")
+def broker_backend(request: pytest.FixtureRequest):
+    """The backend ``RMQSPEC_BACKEND`` names, for the client conformance runs: an object with ``namesrv_addr`` and
+    ``broker_addr``. ``rocketmq-4.9.8`` is the session's real broker (the run must be inside the loopback-only
+    namespace); ``model`` is the model-backed server, which the wire harness provides."""
+    from conformance.backends import get_backend_name
+
+    if get_backend_name() == "rocketmq-4.9.8":
+        return request.getfixturevalue("rocketmq")
+    return request.getfixturevalue("model_server")

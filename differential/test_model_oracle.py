@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import time
 
+import immutables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient
+from conformance.backends.broker_client import BrokerClient, get_locked_queue_ids
 from conformance.backends.settings_table import DELAY_LEVELS, DELAY_SECONDS
 from differential import model_oracle as oracle
-from differential.example import BOGUS_OFFSET, Names, Run
+from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
+from model.broker import commit_offset, query_offset
+from model.message import Message, MessageQueue
+from model.queue_locks import on_lock_batch, on_unlock_batch
 
+NOW = oracle.NOW
 CONFIG = oracle.get_config(DELAY_LEVELS, DELAY_SECONDS)
 MODEL = "model"
 # record_rules only appends to the session's records: nothing in it is per example.
@@ -45,13 +50,15 @@ def read_copies(run: Run, marks: list[int], group: str) -> list:
 
 
 def compare(record_rules, real: tuple, model: tuple, names: Names, real_self: str, model_self: str,
-            random_queue: bool) -> None:
+            random_queue: bool, clamped: bool = False) -> None:
     (real_code, real_copies), (model_code, model_copy, rules) = real, model
     real_view = [oracle.describe(m.topic, m.queue_id, m.properties, m.reconsume_times, names, real_self,
                                  random_queue) for m in real_copies]
     model_view = [] if model_copy is None else [oracle.describe(
         model_copy.topic, model_copy.queue_id, dict(model_copy.properties), model_copy.reconsume_times, names,
         model_self, random_queue)]
+    if model_copy is not None and model_copy.topic == SCHEDULE_TOPIC:  # the comparison covered the parked form
+        rules += ("ST-01", "ST-02", *(("ST-04",) if clamped else ()))
     agrees = (real_code, real_view) == (model_code, model_view)
     detail = f"rocketmq-4.9.8: {real_code} {real_view}\nmodel: {model_code} {model_view}"
     record_rules(rules, MODEL, agrees, detail)
@@ -85,7 +92,8 @@ def test_send_back_agrees_with_model(rocketmq, record_rules, reconsume_times, pr
     broker, looked_up = oracle.put_looked_up(broker, CONFIG, original)
     model = oracle.predict_send_back(broker, CONFIG, None if bogus else looked_up, group, delay_level, max_times,
                                      names.topic)
-    compare(record_rules, (code, copies), model, names, original.offset_msg_id, looked_up.msg_id, role == "q3")
+    compare(record_rules, (code, copies), model, names, original.offset_msg_id, looked_up.msg_id, role == "q3",
+            delay_level > DELAY_LEVELS)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=RECORDER)
@@ -106,6 +114,45 @@ def test_direct_retry_send_agrees_with_model(rocketmq, record_rules, reconsume_t
         code = client.send(retry, 0, b"payload", properties, reconsume_times, max_times).code
         copies = [m for m in read_copies(run, marks, group)]
     broker = oracle.create_model_broker(CONFIG, names, admin.PERM_READ_WRITE, None)
-    message = oracle.Message(retry, b"payload", "a", oracle.immutables.Map(properties))
+    message = Message(retry, b"payload", "a", immutables.Map(properties))
     model = oracle.predict_retry_send(broker, CONFIG, message, reconsume_times, max_times)
     compare(record_rules, (code, copies), model, names, "", "", False)
+
+
+lock_ops = st.tuples(st.sampled_from(("lock", "unlock")), st.sampled_from(("q1", "q3")), st.sampled_from(("c1", "c2")),
+                     st.lists(st.integers(0, 1), min_size=1, max_size=2, unique=True))
+offset_ops = st.tuples(st.just("commit"), st.sampled_from(("q1", "q3")), st.integers(0, 1), st.integers(0, 9))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=RECORDER)
+@given(ops=st.lists(st.one_of(lock_ops, offset_ops), min_size=1, max_size=10))
+def test_locks_and_offsets_agree_with_model(rocketmq, record_rules, ops):
+    """LK-01/LK-02 and OS-05: each lock answer and every committed offset read back, on both, within one lease."""
+    names = Names()
+    broker = oracle.create_model_broker(CONFIG, names, admin.PERM_READ_WRITE, None)
+    real, model = [], []
+    with BrokerClient(rocketmq.broker_addr) as client:
+        Run(client, "broker-a", names).set_up()
+        for kind, role, who, arg in ops:
+            group = names.group(role)
+            if kind == "commit":
+                assert client.update_offset(group, names.topic, who, arg).code == 0
+                real.append(client.query_offset(group, names.topic, who).ext_fields["offset"])
+                broker = commit_offset(broker, group, names.topic, who, arg)
+                model.append(str(query_offset(broker, group, names.topic, who)))
+                continue
+            call = client.lock if kind == "lock" else client.unlock
+            response = call(group, who, "broker-a", names.topic, arg)
+            real.append(get_locked_queue_ids(response) if kind == "lock" else response.code)
+            mqs = [MessageQueue(names.topic, q) for q in arg]
+            if kind == "lock":
+                result = on_lock_batch(broker, group, mqs, who, NOW)
+                broker = result.broker
+                model.append(sorted(mq.queue_id for mq in result.granted))
+            else:
+                broker = on_unlock_batch(broker, group, mqs, who)
+                model.append(0)
+    rules = {"lock": ("LK-01",), "unlock": ("LK-02",), "commit": ("OS-05",)}
+    touched = {rule for op in ops for rule in rules[op[0]]}
+    record_rules(sorted(touched), MODEL, real == model, f"rocketmq-4.9.8: {real}\nmodel: {model}")
+    assert real == model

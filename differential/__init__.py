@@ -1,0 +1,1 @@
+"""Broker-side differential: the same request sequences sent over the wire to both backends, compared."""

@@ -41,6 +41,9 @@ RULE_TAG = re.compile(r"\[([A-Z]{2,4}-\d{2,3})\]")
 RULE_ID = re.compile(r"\b([A-Z]{2,4}-\d{2,3})\b")
 GATE_MEDIAN_SECONDS = 5.0
 GATE_MAX_SECONDS = 30.0
+# pytest-timeout's limit per test in a mutant's run: a planted bug that makes a test hang fails it (a kill, with
+# the hanging test named) instead of using up the run's wall-clock limit.
+WATCHDOG_SECONDS = 30
 
 
 @attrs.frozen
@@ -117,7 +120,7 @@ def run_suite(copy: Path, test_files: list[str], timeout: float) -> tuple[dict |
     env = {**os.environ, "RMQSPEC_MUTANT_RESULT": str(result_file), "RMQSPEC_REPORTS": "0",
            "PYTHONPATH": os.pathsep.join([str(copy), str(copy / "benchmarks")])}
     command = [sys.executable, "-m", "pytest", *test_files, "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-               "-p", "mutant_timing", "-o", "addopts="]
+               "-p", "mutant_timing", "-o", "addopts=", "-o", f"timeout={WATCHDOG_SECONDS}"]
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
@@ -129,7 +132,10 @@ def run_suite(copy: Path, test_files: list[str], timeout: float) -> tuple[dict |
         return None, time.monotonic() - started
     wall = time.monotonic() - started
     if not result_file.is_file():
-        return {"exit": process.returncode, "first_failure": None, "seconds": None, "steps": None}, wall
+        # The watchdog (pytest-timeout's thread method) ended the run: a test hung, and the suite failed.
+        hung = process.returncode != 0
+        return {"exit": process.returncode, "first_failure": "(a test hung: the watchdog ended the run)" if hung
+                else None, "seconds": wall if hung else None, "steps": None}, wall
     return json.loads(result_file.read_text(encoding="utf-8")), wall
 
 

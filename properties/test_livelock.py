@@ -16,13 +16,16 @@ from model.cluster import (
     DeliverOneway,
     ExpireQueueHead,
     Livelock,
+    OffsetIllegalFix,
     Produce,
+    PullObserved,
     SetMembers,
 )
 from model.config import Config
 from model.message import MessageQueue
 from model.profiles import PROFILES, get_profile
 from model.system import MAX_TRANSITIONS_PER_INSTANT, create_system
+from model.timers import get_sorted_heap_items
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)
@@ -97,3 +100,19 @@ def test_a_huge_system_has_a_short_repr():
     text = repr(system)
     assert len(text) < 3_000, len(text)
     assert "System(" in text and "Broker(" in text and "Store(" in text
+
+
+@given(version=st.sampled_from(VERSIONS), produced=st.integers(1, 3))
+@with_each_version
+def test_the_offset_illegal_repair_is_timed_per_profile(version, produced):
+    """[PL-08] An OFFSET_ILLEGAL pull schedules its repair 10 s later up to 5.1 (executeTaskLater(…, 10000)) and
+    at the same instant from 5.2.0 (executeTask)."""
+    system, seen = expire_consumed_head(version, produced)
+    illegal = [o.time for o in seen if isinstance(o, PullObserved) and o.status == "OFFSET_ILLEGAL"]
+    fixes = [key[0] for key, item in get_sorted_heap_items(system.timers) if isinstance(item, OffsetIllegalFix)]
+    event("PL-08")
+    assert illegal, "the stale offset is pulled"
+    if get_profile(version).offset_illegal_freezes_immediately:
+        assert len(illegal) > 1 and set(illegal) == {illegal[0]}, illegal
+    else:
+        assert fixes == [illegal[-1] + 10_000], (illegal, fixes)

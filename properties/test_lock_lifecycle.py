@@ -9,7 +9,7 @@ import immutables
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.broker import create_broker
+from model.broker import BROKER_LOCK_MAX_LIVE_TIME, create_broker
 from model.cluster import GROUP, TOPIC
 from model.config import Config, ConsumeMode, MessageModel
 from model.message import MessageQueue
@@ -80,3 +80,14 @@ def test_a_commit_after_the_drop_moves_no_offset(committed, dropped, start):
     after = process_store_commit(store, mq, pq, committed)
     event("RB-03")
     assert get_offset(after, mq) == (get_offset(store, mq) if dropped else committed)
+
+
+@given(locked_at=TIMES, around=AROUND)
+def test_the_broker_lease_passes_to_another_instance_only_after_60_s(locked_at, around):
+    """[LK-01] The broker's lease is strict too: another instance asking exactly 60 s after the last renewal is
+    refused, 1 ms later it is granted."""
+    broker = create_broker(Config(), GROUP, {TOPIC: QUEUES})
+    broker = on_lock_batch(broker, GROUP, MQS[:1], "c1", locked_at).broker
+    result = on_lock_batch(broker, GROUP, MQS[:1], "c2", locked_at + BROKER_LOCK_MAX_LIVE_TIME + around)
+    event("LK-01")
+    assert (MQS[0] in result.granted) is (around > 0)

@@ -9,13 +9,17 @@ from hypothesis import strategies as st
 
 from model.broker import query_offset
 from model.cluster import GROUP, TOPIC, Advance, CompleteConsume, Produce, SetMembers
-from model.config import Config, ConsumeMode
+from model.config import Config, ConsumeMode, MessageModel
 from model.message import MessageQueue
 from model.offset_store import get_offset
+from model.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
 from model.profiles import PROFILES, get_profile
+from model.rebalance import compute_pull_from_where
+from model.records import evolve
 from model.system import create_system, step
 from properties.steps import run
 
+Q0 = MessageQueue(TOPIC, 0)
 VERSIONS = sorted(PROFILES)
 
 
@@ -68,3 +72,27 @@ def test_a_new_orderly_process_queue_starts_with_its_profiles_lock_mark(version)
     event("LK-06")
     assert {MessageQueue(TOPIC, q) for q in range(2)} <= set(pqs)
     assert {mq: pq.locked for mq, pq in pqs.items()} == dict.fromkeys(pqs, mark)
+
+
+@given(stored=st.sampled_from((0, 1, 2)), produced=st.integers(3, 6))
+def test_a_stored_offset_of_zero_is_a_stored_offset(stored, produced):
+    """[RB-04] computePullFromWhere takes any stored offset >= 0 as it is — 0 included: a BROADCASTING instance
+    whose offsets.json says 0 starts at 0, not at the queue's end (CONSUME_FROM_LAST_OFFSET applies only when
+    nothing is stored)."""
+    config = Config(message_model=MessageModel.BROADCASTING)
+    system = create_system(config, ("c1",), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(produced)])
+    consumer = system.consumers["c1"]
+    store = consumer.offset_store
+    consumer = evolve(consumer, offset_store=evolve(store, file=store.file.set(Q0, stored)))
+    event("RB-04")
+    assert compute_pull_from_where(system, consumer, Q0) == stored
+
+
+@given(last_pull=st.integers(0, 10**9), around=st.sampled_from((-1, 0, 1)))
+def test_a_queue_is_stale_only_after_more_than_120_s_without_a_pull(last_pull, around):
+    """[LK-08] isPullExpired is strict: a queue last pulled exactly 120 s ago is kept, 1 ms later it is dropped
+    and added again by the rebalance."""
+    pq = evolve(create_process_queue(last_pull), last_pull_timestamp=last_pull)
+    event("LK-08")
+    assert is_pull_expired(pq, last_pull + PULL_MAX_IDLE_TIME + around) is (around > 0)

@@ -37,8 +37,11 @@ HANDLERS: dict[type, object] = {}
 class Ledger:
     """What happened to each produced message (by UNIQ_KEY), built from observations only."""
 
-    def __init__(self, config, subscription: frozenset | None = None):
+    def __init__(self, config, subscription: frozenset | None = None, delays_ms: list[int] | None = None):
+        """`delays_ms`: the broker's delay table in ms, level 1 first, when it is not the reference's default (the
+        conformance harness runs a real client against a broker with a compressed table)."""
         self.config = config
+        self.delays_ms = [seconds * 1000 for seconds in DELAYS_MS] if delays_ms is None else list(delays_ms)
         self.subscription = subscription
         self.max_times = get_max_reconsume_times(config)
         self.produced = {}
@@ -152,7 +155,7 @@ class Ledger:
         if stored is not None and is_dlq_topic(stored.get_property(PROPERTY_REAL_TOPIC) or stored.topic):
             self.check_dead_letter(o)
         elif stored is not None and stored.topic == SCHEDULE_TOPIC:
-            due = o.time + DELAYS_MS[stored.delay_time_level - 1] * 1000
+            due = o.time + self.delays_ms[stored.delay_time_level - 1]
             slot = (key, stored.reconsume_times)
             self.earliest_retry[slot] = min(self.earliest_retry.get(slot, due), due)
 

@@ -86,7 +86,8 @@ class Deliveries:
         with self.lock:
             self.waiting.pop(number, None)
         if not answered:
-            self.channel.send({"type": "error", "message": f"no outcome for delivery {number} in {OUTCOME_TIMEOUT_S} s"})
+            late = f"no outcome for delivery {number} in {OUTCOME_TIMEOUT_S} s"
+            self.channel.send({"type": "error", "message": late})
             return {"status": "RECONSUME_LATER"}
         return slot[1][0]
 

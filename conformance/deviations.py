@@ -1,0 +1,114 @@
+"""Expected deviations of real clients from the model's client half, declared once, like properties/expected.py.
+
+Each entry names the rule, the client (name, version), what the client does instead, the client source that
+explains it, and `when`: the runs in which the deviation must show (a predicate of the run), or None where it may
+show but need not (it depends on the client's threads, e.g. how a pull batches). conformance/verdicts.py fails a
+run when a rule deviates without a declaration here, and when a declared deviation whose `when` holds did not
+happen: so the suite is green for today's client and turns red when its behaviour changes either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from conformance.observe import UPDATE_CONSUMER_OFFSET, get_observed_fates
+
+CPP = ("rocketmq-client-cpp", "1.2.3")
+SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
+
+
+@frozen
+class Deviation:
+    rule: str
+    client: tuple[str, str]
+    claim: str
+    source: str
+    when: Callable | None = None
+
+
+def has_failure(run) -> bool:
+    """Some delivery answered with a failing status (so a CLUSTERING concurrently client sends it back)."""
+    return any(d.status not in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT") for d in run.deliveries)
+
+
+def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
+    """A send-back fault of one of `kinds` hit a delivery that happened and failed."""
+    for d in run.deliveries:
+        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
+        if fault is not None and fault.kind in kinds and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
+            return True
+    return False
+
+
+def is_concurrently(run) -> bool:
+    return run.workload.mode == "concurrently"
+
+
+DECLARED: tuple[Deviation, ...] = (
+    Deviation("SB-09", CPP,
+              "CONSUMER_SEND_MSG_BACK carries only group, offset and delayLevel: no maxReconsumeTimes (nor "
+              "originMsgId, originTopic), so the broker's retryMaxTimes decides instead of the client's 16",
+              SOURCE + "src/protocol/CommandHeader.cpp#L445-L459",
+              when=lambda run: is_concurrently(run) and has_failure(run)),
+    Deviation("SY-05", CPP,
+              "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
+              "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",
+              SOURCE + "src/MQClientAPIImpl.cpp#L826-L854",
+              when=lambda run: is_concurrently(run) and run.settings.retry_max_times != 16 and any(
+                  f.fate == "dlq" for f in get_observed_fates(run).values())),
+    Deviation("CC-06", CPP,
+              "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
+              "%RETRY%, no local retry; the offset moves past the message",
+              SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+    Deviation("SY-10", CPP,
+              "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+    Deviation("CC-07", CPP,
+              "with the broker not writeable the message is not kept for a local retry 5 s later",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable",))),
+    Deviation("CC-02", CPP,
+              "a pulled batch is one listener call and the C API stops at the first failing message: the whole "
+              "batch is sent back, including messages the callback accepted and ones it never saw",
+              SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None),
+    Deviation("CC-05", CPP,
+              "the listener's message has no CONSUME_START_TIME property",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L81-L86",
+              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+    Deviation("RB-05", CPP,
+              "UPDATE_CONSUMER_OFFSET is meant one-way but markOnewayRPC runs after Encode(): the one-way flag "
+              "never reaches the wire",
+              SOURCE + "src/MQClientAPIImpl.cpp#L815-L823",
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+    Deviation("OR-07", CPP,
+              "orderly RECONSUME_LATER retries locally after 100 ms with reconsumeTimes unchanged (no + 1, no "
+              "maxReconsumeTimes, no give-up send to the DLQ)",
+              SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
+              when=lambda run: run.workload.mode == "orderly" and has_failure(run)),
+)
+
+
+# Rules of the client half that this client cannot exercise: (rule, client) -> why.
+NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
+    ("CT-01", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-02", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-03", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-04", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CC-03", CPP): "the C API has no ackIndex: a listener call succeeds or fails as a whole",
+    ("OR-05", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("OR-06", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("CFG-02", CPP): "1.2.3 has no maxReconsumeTimes setting at all",
+}
+
+
+def get_declared(rule: str, client: tuple[str, str]) -> Deviation | None:
+    for deviation in DECLARED:
+        if deviation.rule == rule and deviation.client == client:
+            return deviation
+    return None

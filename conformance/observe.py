@@ -86,6 +86,8 @@ class Run:
     deliveries: tuple
     requests: tuple[WireRequest, ...] = ()
     stored: tuple[StoredCopy, ...] = ()
+    # The backend's name server address (host:port), closed once the run is over.
+    namesrv: str = ""
 
     def get_requests(self, code: int) -> list[WireRequest]:
         return [r for r in self.requests if r.code == code]

@@ -29,6 +29,23 @@ READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 15.0
 
 
+def find_adapter_processes(parent: int | None = None) -> list[int]:
+    """Pids of adapter processes whose parent is `parent` (default: this process), read from /proc."""
+    parent = os.getpid() if parent is None else parent
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline, open(f"/proc/{entry}/stat") as stat:
+                command, fields = cmdline.read(), stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if b"conformance.clients.cpp_adapter" in command and int(fields[1]) == parent and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
 def get_unavailable_reason() -> str | None:
     """Why this platform cannot run the client (no wheel of `rocketmq` 0.4.4), or None."""
     if not sys.platform.startswith("linux"):

@@ -8,7 +8,14 @@ import socket
 
 import pytest
 
-from conformance.clients.cpp import CLIENT_NAME, CLIENT_VERSION, CppConsumer, StartRequest, get_unavailable_reason
+from conformance.clients.cpp import (
+    CLIENT_NAME,
+    CLIENT_VERSION,
+    CppConsumer,
+    StartRequest,
+    find_adapter_processes,
+    get_unavailable_reason,
+)
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
@@ -38,12 +45,14 @@ def test_the_adapter_reports_the_client_identity_and_leaves_no_process(tmp_path)
                            log_dir=str(tmp_path))
     with consumer:
         pgid = consumer.process.pid
+        assert find_adapter_processes() == [pgid]
         assert consumer.client["name"] == CLIENT_NAME
         assert consumer.client["version"] == CLIENT_VERSION
         assert consumer.client["bindingVersion"] == "0.4.4"
         assert is_group_alive(pgid)
     assert consumer.process.returncode == 0, consumer.errors
     assert not is_group_alive(pgid)
+    assert find_adapter_processes() == []
     assert consumer.deliveries == []
 
 

@@ -146,11 +146,14 @@ def observe_send_backs(run: Run) -> list:
     for request in run.get_requests(CONSUMER_SEND_MSG_BACK):
         offset = int(request.fields.get("offset", -1))
         message = copies.get(offset)
-        if message is None:
-            continue  # sent back without ever being delivered: verdicts.py judges that (CC-02)
         ok = request.response_code == SUCCESS
         copy = stored.get(offset) if ok else None
         at = round(request.time_ms) - EARLY_TOLERANCE_MS
+        if message is None:
+            # Sent back without ever being delivered (verdicts.py judges that, CC-02); a dead letter is still one.
+            if copy is not None and copy.topic.startswith("%DLQ%"):
+                observations.append(DlqArrival(create_message(TOPIC, copy.key), at))
+            continue
         observations.append(SendBackOutcome(message, "rpc" if ok else "failed", compute_stored(copy, message),
                                             int(request.fields.get("delayLevel", 0)), at))
         if copy is not None and copy.topic.startswith("%DLQ%"):

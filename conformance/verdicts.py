@@ -183,8 +183,9 @@ def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Ve
         result = check(run, prediction)
         if result is not None and found.get(rule, ("conforms",))[0] != "deviates":
             found[rule] = result
-    for rule, result in get_differential_verdicts(run, prediction).items():
-        found[rule] = result
+    for rule, (status, detail) in get_differential_verdicts(run, prediction).items():
+        before = found.get(rule)
+        found[rule] = (status, f"{before[1]}; {detail}" if before and before[0] == "deviates" else detail)
     trace = tuple(format_request(r) for r in run.requests)
     client = {"name": run.client.get("name"), "version": run.client.get("version"),
               "binding": f"{run.client.get('binding', '')} {run.client.get('bindingVersion', '')}".strip()}

@@ -104,6 +104,7 @@ class CppConsumer:
         self.seen: dict[str, int] = defaultdict(int)
         self.lines: queue.Queue = queue.Queue()
         self.stopped = threading.Event()
+        self.ready = threading.Event()
         self.log_dir = log_dir
         self.process: subprocess.Popen | None = None
 
@@ -124,19 +125,10 @@ class CppConsumer:
         if self.log_dir:
             start["logDir"] = self.log_dir
         self.send(start)
-        deadline = self.clock() + READY_TIMEOUT_S
-        while self.clock() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - self.clock()))
-            except queue.Empty:
-                break
-            if line.get("type") == "ready":
-                self.client = line["client"]
-                threading.Thread(target=self.answer_loop, name="cpp-adapter-answers", daemon=True).start()
-                return
-            self.errors.append(json.dumps(line))
-        self.kill()
-        raise TimeoutError(f"the {CLIENT_NAME} adapter did not become ready in {READY_TIMEOUT_S} s: {self.errors}")
+        threading.Thread(target=self.answer_loop, name="cpp-adapter-answers", daemon=True).start()
+        if not self.ready.wait(READY_TIMEOUT_S) or not self.client:
+            self.kill()
+            raise TimeoutError(f"the {CLIENT_NAME} adapter did not become ready in {READY_TIMEOUT_S} s: {self.errors}")
 
     def send(self, message: dict) -> None:
         try:
@@ -159,10 +151,14 @@ class CppConsumer:
             kind = line.get("type")
             if kind == "delivery":
                 self.answer(line)
+            elif kind == "ready":
+                self.client = line["client"]
+                self.ready.set()
             elif kind == "error":
                 self.errors.append(line["message"])
             elif kind in ("stopped", "eof"):
                 self.stopped.set()
+                self.ready.set()  # an adapter that ends before `ready` fails the start at once
                 return
 
     def answer(self, line: dict) -> None:

@@ -135,3 +135,35 @@ def test_a_retry_delivered_before_its_delay_deviates_from_sy06(_):
     workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
     verdicts = judge(run_of(workload, [deliveries[0], early], requests, stored), predict(workload, SETTINGS))
     assert statuses_of(verdicts)["SY-06"] == "deviates"
+
+
+def probe_batch_run():
+    """What the real client did with m0 (always RECONSUME_LATER), m1 (EXCEPTION once) and m2 (no failure), all three
+    in one pulled batch, against a broker with retryMaxTimes 2 (a throwaway responder, 1 s delay levels; times and
+    offsets as recorded): the listener saw only m0, yet every send-back carried all three commit-log offsets."""
+    deliveries = [delivery(1, 77.0, "m0", 100, 0, "RECONSUME_LATER"),
+                  delivery(2, 1091.0, "m0", 3100, 1, "RECONSUME_LATER", origin=100),
+                  delivery(3, 2107.0, "m0", 6100, 2, "RECONSUME_LATER", origin=100)]
+    requests, stored = [], []
+    for r, (at, offsets) in enumerate([(95.0, (100, 1100, 2100)), (1110.0, (3100, 4100, 5100)),
+                                       (2126.0, (6100, 7100, 8100))]):
+        for key, offset in zip(("m0", "m1", "m2"), offsets, strict=True):
+            requests.append(send_back(at, offset))
+            topic, level = ("%DLQ%G", 0) if r == 2 else ("%RETRY%G", 3 + r)
+            stored.append(StoredCopy(at, offset, key, r + 1, topic, level))
+    requests += [persist(5096.0, 3, False), persist(7096.0, 3, False)]
+    return deliveries, requests, stored
+
+
+@once
+@given(st.just(None))
+def test_the_probed_batch_send_back_is_the_declared_cc02_deviation(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4), MessageSpec("m1", "TagA", 0,
+                         ("EXCEPTION",)), MessageSpec("m2", "TagA")))
+    settings = RunSettings(retry_max_times=2, topic_queue_nums=1)
+    run = run_of(workload, *probe_batch_run(), settings=settings)
+    verdicts = judge(run, predict(workload, settings))
+    found = statuses_of(verdicts)
+    assert found["CC-02"] == "deviates" and "never delivered" in next(v.detail for v in verdicts if v.rule == "CC-02")
+    assert found["SY-10"] == "conforms"  # dead-lettered, so accounted for: the loss is m1's and m2's consumption
+    assert check_declarations(verdicts, run) == []

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from conformance.clients.cpp import CppConsumer, StartRequest
-from conformance.observe import Run, StoredCopy, WireRequest
+from conformance.observe import CONSUMER_SEND_MSG_BACK, Run, StoredCopy, WireRequest
 from conformance.predict import RunSettings
 from conformance.workload import Workload
 
@@ -40,10 +40,12 @@ OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
 
 def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: float, limit_s: float) -> None:
-    """Poll until QUIET_S pass with no new delivery or request and no delayed copy, or `limit_s` after `started`."""
+    """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy, or `limit_s` after `started`
+    (pulls and offset commits go on all the time)."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
-        now = (sum(len(c.deliveries) for c in consumers), len(backend.get_requests()))
+        sent_back = sum(r.code == CONSUMER_SEND_MSG_BACK for r in backend.get_requests())
+        now = (sum(len(c.deliveries) for c in consumers), sent_back)
         if now != seen:
             seen, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed():

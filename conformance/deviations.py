@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from conformance.observe import UPDATE_CONSUMER_OFFSET, get_observed_fates
+from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET, get_observed_fates
 
 CPP = ("rocketmq-client-cpp", "1.2.3")
 SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
@@ -51,7 +51,13 @@ DECLARED: tuple[Deviation, ...] = (
               "CONSUMER_SEND_MSG_BACK carries only group, offset and delayLevel: no maxReconsumeTimes (nor "
               "originMsgId, originTopic), so the broker's retryMaxTimes decides instead of the client's 16",
               SOURCE + "src/protocol/CommandHeader.cpp#L445-L459",
-              when=lambda run: is_concurrently(run) and has_failure(run)),
+              when=lambda run: bool(run.get_requests(CONSUMER_SEND_MSG_BACK))),
+    Deviation("CC-04", CPP,
+              "binding 0.4.4: a listener exception escapes the ctypes callback (subscribe's wrapper re-raises in "
+              "`finally`), ctypes leaves the C return value unset, and the library reads any value but 0 as "
+              "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
+              "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
+              SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None),
     Deviation("SY-05", CPP,
               "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
               "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",

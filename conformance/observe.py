@@ -150,15 +150,23 @@ def observe_send_backs(run: Run) -> list:
         copy = stored.get(offset) if ok else None
         at = round(request.time_ms) - EARLY_TOLERANCE_MS
         if message is None:
-            # Sent back without ever being delivered (verdicts.py judges that, CC-02); a dead letter is still one.
-            if copy is not None and copy.topic.startswith("%DLQ%"):
-                observations.append(DlqArrival(create_message(TOPIC, copy.key), at))
-            continue
+            # Sent back without ever being delivered (verdicts.py judges that, CC-02): the copy is known only by
+            # what the broker stored for it.
+            if copy is None:
+                continue
+            message = compute_unseen_message(copy)
         observations.append(SendBackOutcome(message, "rpc" if ok else "failed", compute_stored(copy, message),
                                             int(request.fields.get("delayLevel", 0)), at))
         if copy is not None and copy.topic.startswith("%DLQ%"):
             observations.append(DlqArrival(message, at))
     return observations
+
+
+def compute_unseen_message(copy: StoredCopy) -> Message:
+    """The copy a client sent back without showing it to its listener, as far as the broker's copy tells."""
+    properties = immutables.Map({"UNIQ_KEY": copy.key})
+    return Message(TOPIC, b"", None, properties, 0, -1, copy.source_offset, compute_message_id(copy.source_offset),
+                   copy.reconsume_times - 1)
 
 
 def compute_stored(copy: StoredCopy | None, message: Message) -> Message | None:
@@ -215,6 +223,11 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]
     config = Config(max_reconsume_times=max_reconsume_times, message_delay_level=run.settings.message_delay_level)
     ledger = Ledger(config, delays_ms=compute_delays_ms(run.settings.message_delay_level))
     failures: dict[str, list[str]] = defaultdict(list)
+    seen = get_consumed_copies(run)
+    for copy in run.stored:
+        if copy.reconsume_times == 1 and copy.source_offset not in seen:
+            # An original sent back unseen (CC-02): its retries link to its offset id, as the broker's do.
+            ledger.origin_ids.setdefault(copy.key, compute_message_id(copy.source_offset))
     for observation in observe(run):
         try:
             ledger.record([observation])

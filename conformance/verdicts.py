@@ -74,13 +74,24 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
     return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
 
 
+def get_swallowed(run: Run) -> list:
+    """Deliveries that raised and whose copy was not sent back (read as CONSUME_SUCCESS), concurrently only."""
+    if run.workload.mode != "concurrently":
+        return []
+    sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
+    return [d for d in run.deliveries if d.status == "EXCEPTION" and d.message["commitLogOffset"] not in sent_back]
+
+
+def get_swallowed_keys(run: Run) -> set[str]:
+    return {d.uniq_key for d in get_swallowed(run)}
+
+
 def get_exception_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-04] A listener that raises counts as RECONSUME_LATER: its copy is sent back (or retried)."""
     raised = [d for d in run.deliveries if d.status == "EXCEPTION"]
     if not raised or run.workload.mode != "concurrently":
         return None
-    sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
-    swallowed = [d.number for d in raised if d.message["commitLogOffset"] not in sent_back]
+    swallowed = [d.number for d in get_swallowed(run)]
     if swallowed:
         return "deviates", f"deliveries {swallowed} raised and were not sent back (read as CONSUME_SUCCESS)"
     return "conforms", f"{len(raised)} raising deliveries all sent back"
@@ -136,7 +147,9 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
         difference = (f"{key}: reconsumeTimes {seen.reconsume_times} fate {seen.fate}; 4.9.8 client: "
                       f"{expected.reconsume_times} fate {expected.fate}")
         faulted = [f.kind for f in run.workload.faults if f.is_send_back and f.key == key]
-        if faulted and run.workload.mode == "concurrently":
+        if key in get_swallowed_keys(run):
+            rule = "CC-04"
+        elif faulted and run.workload.mode == "concurrently":
             rule = "CC-07" if "broker_not_writeable" in faulted else "CC-06"
         elif run.workload.mode == "orderly":
             rule = "OR-07"

@@ -107,12 +107,15 @@ def test_a_client_that_does_what_the_model_predicts_conforms_and_breaks_the_cpp_
 
 @once
 @given(st.just(None))
-def test_an_exception_read_as_success_is_an_undeclared_deviation(_):
+def test_an_exception_read_as_success_is_the_declared_binding_deviation(_):
     workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)),))
     run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION")], [persist(5000.0, 1, False)], [])
     verdicts = judge(run, predict(workload, SETTINGS))
-    assert statuses_of(verdicts)["CC-04"] == "deviates"
-    assert any(p.startswith("undeclared deviation of CC-04") for p in check_declarations(verdicts, run))
+    found = statuses_of(verdicts)
+    assert found["CC-04"] == "deviates" and "SB-09" not in found, found
+    assert check_declarations(verdicts, run) == []
+    as_java = [v.__class__(v.rule, JAVA, v.status) for v in verdicts]
+    assert any(p.startswith("undeclared deviation of CC-04") for p in check_declarations(as_java, run))
 
 
 @once
@@ -133,8 +136,10 @@ def test_a_retry_delivered_before_its_delay_deviates_from_sy06(_):
     deliveries, requests, stored = retry_chain(["RECONSUME_LATER", "CONSUME_SUCCESS"])
     early = deliveries[1].__class__(2, 500.0, deliveries[1].message, "CONSUME_SUCCESS", 1)
     workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
-    verdicts = judge(run_of(workload, [deliveries[0], early], requests, stored), predict(workload, SETTINGS))
+    run = run_of(workload, [deliveries[0], early], requests, stored)
+    verdicts = judge(run, predict(workload, SETTINGS))
     assert statuses_of(verdicts)["SY-06"] == "deviates"
+    assert any(p.startswith("undeclared deviation of SY-06") for p in check_declarations(verdicts, run))
 
 
 def probe_batch_run():

@@ -39,13 +39,16 @@ class Backend(Protocol):
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
 
-def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: float, limit_s: float) -> None:
-    """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy, or `limit_s` after `started`
-    (pulls and offset commits go on all the time)."""
+def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: float, limit_s: float,
+                     deliveries: int | None = None) -> None:
+    """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
+    on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
         sent_back = sum(r.code == CONSUMER_SEND_MSG_BACK for r in backend.get_requests())
         now = (sum(len(c.deliveries) for c in consumers), sent_back)
+        if deliveries is not None and now[0] >= deliveries:
+            return
         if now != seen:
             seen, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed():
@@ -61,10 +64,7 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
     first = CppConsumer(request, script, log_dir=log_dir)
     consumers = [first]
     with first:
-        if workload.restart_after is not None:
-            first.wait_for(lambda found: len(found) >= workload.restart_after, RUN_LIMIT_S / 2)
-        else:
-            wait_until_quiet(backend, consumers, started, RUN_LIMIT_S)
+        wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after)
     if workload.restart_after is not None:
         second = CppConsumer(request, script, log_dir=log_dir)
         second.seen.update(first.seen)

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from importlib import util
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 CLIENT_NAME = "rocketmq-client-cpp"
 CLIENT_VERSION = "1.2.3"
@@ -151,6 +151,8 @@ class CppConsumer:
             kind = line.get("type")
             if kind == "delivery":
                 self.answer(line)
+            elif kind == "released":
+                self.release(line)
             elif kind == "ready":
                 self.client = line["client"]
                 self.ready.set()
@@ -169,6 +171,12 @@ class CppConsumer:
         status = self.script(message, seen)
         self.deliveries.append(Delivery(line["delivery"], self.clock() * 1000.0, message, status, seen))
         self.send({"type": "outcome", "delivery": line["delivery"], "status": status})
+
+    def release(self, line: dict) -> None:
+        """The adapter answered delivery K itself at stop (the harness's outcome came too late): record that."""
+        for index, delivery in enumerate(self.deliveries):
+            if delivery.number == line["delivery"]:
+                self.deliveries[index] = evolve(delivery, status=line["status"])
 
     def stop(self) -> None:
         """Ask the adapter to stop; kill its whole process group if it has not within STOP_TIMEOUT_S."""

@@ -101,12 +101,14 @@ class Deliveries:
         slot[0].set()
 
     def release_all(self) -> None:
-        """At stop: every blocked callback returns RECONSUME_LATER, so the library's shutdown can join its threads."""
+        """At stop: every blocked callback returns RECONSUME_LATER, so the library's shutdown can join its threads;
+        a `released` line tells the harness which answer the library really got."""
         with self.lock:
-            slots = list(self.waiting.values())
-        for event, answer in slots:
+            slots = list(self.waiting.items())
+        for number, (event, answer) in slots:
             answer.append({"status": "RECONSUME_LATER"})
             event.set()
+            self.channel.send({"type": "released", "delivery": number, "status": "RECONSUME_LATER"})
 
 
 def make_callback(ffi, deliveries: Deliveries, channel: Channel):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET, get_observed_fates
+from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
 
 CPP = ("rocketmq-client-cpp", "1.2.3")
 SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
@@ -42,6 +42,17 @@ def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
     return False
 
 
+def is_single_plain_poison(run) -> bool:
+    """One message, concurrently, no fault, no restart, no exception, failing more than the group allows, under a
+    group retryMaxTimes other than 16: the run where SY-05's deviation is certain (no batch, no binding effect)."""
+    workload = run.workload
+    if not is_concurrently(run) or len(workload.messages) != 1 or workload.faults or workload.restart_after:
+        return False
+    script = workload.messages[0].script
+    failures = len(script) if all(s == "RECONSUME_LATER" for s in script) else 0
+    return run.settings.retry_max_times != 16 and failures > run.settings.retry_max_times
+
+
 def is_concurrently(run) -> bool:
     return run.workload.mode == "concurrently"
 
@@ -62,8 +73,7 @@ DECLARED: tuple[Deviation, ...] = (
               "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
               "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",
               SOURCE + "src/MQClientAPIImpl.cpp#L826-L854",
-              when=lambda run: is_concurrently(run) and run.settings.retry_max_times != 16 and any(
-                  f.fate == "dlq" for f in get_observed_fates(run).values())),
+              when=lambda run: is_single_plain_poison(run)),
     Deviation("CC-06", CPP,
               "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
               "%RETRY%, no local retry; the offset moves past the message",

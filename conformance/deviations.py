@@ -69,6 +69,10 @@ DECLARED: tuple[Deviation, ...] = (
               "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
               "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
               SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None),
+    Deviation("OR-04", CPP,
+              "binding 0.4.4, orderly: the same unset ctypes return value as CC-04 can read a listener exception as "
+              "CONSUME_SUCCESS, so the queue moves on instead of suspending",
+              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None),
     Deviation("SY-05", CPP,
               "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
               "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",

@@ -75,9 +75,11 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
 
 
 def get_swallowed(run: Run) -> list:
-    """Deliveries that raised and whose copy was not sent back (read as CONSUME_SUCCESS), concurrently only."""
+    """Deliveries that raised and were read as success: concurrently, the copy was not sent back; orderly, the
+    message was not delivered again."""
     if run.workload.mode != "concurrently":
-        return []
+        last = {d.uniq_key: d for d in run.deliveries}
+        return [d for d in last.values() if d.status == "EXCEPTION"]
     sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
     return [d for d in run.deliveries if d.status == "EXCEPTION" and d.message["commitLogOffset"] not in sent_back]
 
@@ -148,7 +150,7 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
                       f"{expected.reconsume_times} fate {expected.fate}")
         faulted = [f.kind for f in run.workload.faults if f.is_send_back and f.key == key]
         if key in get_swallowed_keys(run):
-            rule = "CC-04"
+            rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
         elif faulted and run.workload.mode == "concurrently":
             rule = "CC-07" if "broker_not_writeable" in faulted else "CC-06"
         elif run.workload.mode == "orderly":

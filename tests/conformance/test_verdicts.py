@@ -172,3 +172,21 @@ def test_the_probed_batch_send_back_is_the_declared_cc02_deviation(_):
     assert found["CC-02"] == "deviates" and "never delivered" in next(v.detail for v in verdicts if v.rule == "CC-02")
     assert found["SY-10"] == "conforms"  # dead-lettered, so accounted for: the loss is m1's and m2's consumption
     assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_orderly_local_retries_without_reconsume_times_are_the_declared_or07_deviation(_):
+    """As probed: three suspends, each retried locally ~100 ms later with reconsumeTimes still 0."""
+    suspend = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+    workload = Workload((MessageSpec("m0", "TagA", 0, (suspend,) * 3),), mode="orderly")
+    deliveries = [delivery(n + 1, 100.0 * n, "m0", 100, 0, suspend if n < 3 else "SUCCESS") for n in range(4)]
+    run = run_of(workload, deliveries, [persist(5000.0, 1, False)], [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["OR-07"] == "deviates" and "(0, 1, 2, 3)" in next(v.detail for v in verdicts if v.rule == "OR-07")
+    assert check_declarations(verdicts, run) == []
+    fixed = run_of(workload, [delivery(n + 1, 100.0 * n, "m0", 100, 0, "SUCCESS") for n in range(1)], [], [])
+    problems = check_declarations(judge(fixed, predict(Workload((MessageSpec("m0"),), mode="orderly"), SETTINGS)),
+                                  run_of(workload, deliveries, [], []))
+    assert any("OR-07" in p and "did not happen" in p for p in problems), problems

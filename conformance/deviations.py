@@ -95,8 +95,9 @@ DECLARED: tuple[Deviation, ...] = (
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable",))),
     Deviation("CC-02", CPP,
               "a pulled batch is one listener call and the C API stops at the first failing message: the whole "
-              "batch is sent back, including messages the callback accepted and ones it never saw (probed: m0 "
-              "always failing, m1 and m2 in its batch were dead-lettered without one delivery)",
+              "batch is sent back (BROADCASTING: dropped), including messages the callback accepted and ones it "
+              "never saw (probed: m0 always failing, m1 and m2 in its batch were dead-lettered without one delivery; "
+              "BROADCASTING [m0 failing, m1] lost m1 unseen)",
               SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None),
     Deviation("CC-05", CPP,
               "the listener's message has no CONSUME_START_TIME property",

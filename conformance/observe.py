@@ -220,7 +220,8 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]
     """Feed the run through properties' Ledger; answers the failed claims by rule id (SY-10 at the end).
 
     `max_reconsume_times` is the maximum the broker applied to this client (its header's, else the group's)."""
-    config = Config(max_reconsume_times=max_reconsume_times, message_delay_level=run.settings.message_delay_level)
+    config = Config(message_model=run.workload.model, max_reconsume_times=max_reconsume_times,
+                    message_delay_level=run.settings.message_delay_level)
     ledger = Ledger(config, delays_ms=compute_delays_ms(run.settings.message_delay_level))
     failures: dict[str, list[str]] = defaultdict(list)
     seen = get_consumed_copies(run)

@@ -54,9 +54,9 @@ class RunSettings:
     # The modelled client's maxReconsumeTimes (-1: the 4.9.8 default, 16 concurrently).
     max_reconsume_times: int = -1
 
-    def get_config(self, mode: str) -> Config:
+    def get_config(self, mode: str, model: str = "clustering") -> Config:
         """The 4.9.8 consumer against a broker with these settings."""
-        return Config(consume_mode=mode, retry_max_times=self.retry_max_times,
+        return Config(consume_mode=mode, message_model=model, retry_max_times=self.retry_max_times,
                       max_reconsume_times=self.max_reconsume_times, message_delay_level=self.message_delay_level)
 
 
@@ -133,7 +133,7 @@ def compute_fate(key: str, consumed: set, dead: set) -> str:
 
 def predict(workload, settings: RunSettings) -> Prediction:
     """Run the workload through the model to quiescence (one instance; a restart does not change a fate)."""
-    config = settings.get_config(workload.mode)
+    config = settings.get_config(workload.mode, workload.model)
     system = create_system(config, ("c1",), topic_queue_nums=settings.topic_queue_nums)
     observations = []
     for index, spec in enumerate(workload.messages):

@@ -59,7 +59,7 @@ def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: fl
 def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str,
                   log_dir: str | None) -> list[CppConsumer]:
     """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet."""
-    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode)
+    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model)
     script, started = workload.make_script(), time.monotonic()
     first = CppConsumer(request, script, log_dir=log_dir)
     consumers = [first]

@@ -110,6 +110,18 @@ def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
     return "conforms", "original topic and CONSUME_START_TIME on every delivery"
 
 
+def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
+    """[CC-09] [SY-08] BROADCASTING drops a failed message: no send-back, no second delivery."""
+    failed = [d for d in run.deliveries if d.status not in SUCCESS_STATUSES]
+    if run.workload.model != "broadcasting" or run.workload.mode != "concurrently" or not failed:
+        return None
+    sent = len(run.get_requests(CONSUMER_SEND_MSG_BACK))
+    again = sorted({d.uniq_key for d in failed} & {d.uniq_key for d in run.deliveries if d.seen_before > 0})
+    if sent or again:
+        return "deviates", f"{sent} send-backs; delivered again after a failure: {again}"
+    return "conforms", f"{len(failed)} failed deliveries dropped"
+
+
 def get_persist_verdict(run: Run) -> tuple[str, str] | None:
     """[RB-05] Offsets are persisted with one-way UPDATE_CONSUMER_OFFSET requests."""
     updates = run.get_requests(UPDATE_CONSUMER_OFFSET)
@@ -155,6 +167,8 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             rule = "CC-07" if "broker_not_writeable" in faulted else "CC-06"
         elif run.workload.mode == "orderly":
             rule = "OR-07"
+        elif not seen.reconsume_times and any(d.status not in SUCCESS_STATUSES for d in run.deliveries):
+            rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
         else:
             if adjusted is None:
                 adjusted = predict_with_group_max(run.workload, run.settings).fates
@@ -195,7 +209,8 @@ def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[
 
 CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
           "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
-          "RB-05": lambda run, _p: get_persist_verdict(run)}
+          "RB-05": lambda run, _p: get_persist_verdict(run),
+          "CC-09": lambda run, _p: get_broadcasting_verdict(run)}
 
 
 def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:

@@ -58,6 +58,7 @@ class Workload:
     messages: tuple[MessageSpec, ...]
     faults: tuple[Fault, ...] = ()
     mode: str = "concurrently"
+    model: str = "clustering"
     # Restart the client after this many deliveries (None: never).
     restart_after: int | None = None
     spec_by_key: dict = field(init=False, eq=False, repr=False)
@@ -100,12 +101,13 @@ def faults(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[Fault, ...]]:
 
 
 @st.composite
-def workloads(draw, mode: str = "concurrently", *, with_faults: bool = True, with_restart: bool = True) -> Workload:
+def workloads(draw, mode: str = "concurrently", *, model: str = "clustering", with_faults: bool = True,
+              with_restart: bool = True) -> Workload:
     """A workload for one fresh server, group and client instance."""
     messages = draw(message_specs(mode))
     drawn_faults = draw(faults(tuple(m.key for m in messages))) if with_faults else ()
     restart = draw(st.none() | st.integers(1, 4)) if with_restart else None
-    return Workload(messages, drawn_faults, mode, restart)
+    return Workload(messages, drawn_faults, mode, model, restart)
 
 
 def poison_workload(retries: int) -> Workload:

@@ -47,3 +47,9 @@ def test_concurrently_consumer_conforms_or_deviates_as_declared(tmp_path, worklo
 @given(workloads("orderly", with_faults=False))
 def test_orderly_consumer_conforms_or_deviates_as_declared(tmp_path, workload):
     check(workload, tmp_path)
+
+
+@REAL
+@given(workloads("concurrently", model="broadcasting", with_faults=False))
+def test_broadcasting_consumer_conforms_or_deviates_as_declared(tmp_path, workload):
+    check(workload, tmp_path)

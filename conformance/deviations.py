@@ -28,11 +28,6 @@ class Deviation:
     when: Callable | None = None
 
 
-def has_failure(run) -> bool:
-    """Some delivery answered with a failing status (so a CLUSTERING concurrently client sends it back)."""
-    return any(d.status not in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT") for d in run.deliveries)
-
-
 def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
     """A send-back fault of one of `kinds` hit a delivery that happened and failed."""
     for d in run.deliveries:
@@ -51,6 +46,13 @@ def is_single_plain_poison(run) -> bool:
     script = workload.messages[0].script
     failures = len(script) if all(s == "RECONSUME_LATER" for s in script) else 0
     return run.settings.retry_max_times != 16 and failures > run.settings.retry_max_times
+
+
+def has_local_retry(run) -> bool:
+    """Orderly, no restart, and some message delivered again (a local retry happened: OR-07 must show in it)."""
+    if run.workload.mode != "orderly" or run.workload.restart_after is not None:
+        return False
+    return any(d.seen_before > 0 for d in run.deliveries)
 
 
 def is_concurrently(run) -> bool:
@@ -112,7 +114,7 @@ DECLARED: tuple[Deviation, ...] = (
               "orderly RECONSUME_LATER retries locally after 100 ms with reconsumeTimes unchanged (no + 1, no "
               "maxReconsumeTimes, no give-up send to the DLQ)",
               SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
-              when=lambda run: run.workload.mode == "orderly" and has_failure(run)),
+              when=lambda run: has_local_retry(run)),
 )
 
 

@@ -19,7 +19,7 @@ SETTINGS = RunSettings(retry_max_times=2)
 JAVA_HEADER = {"originMsgId": "x", "originTopic": "TopicTest", "unitMode": "false", "maxReconsumeTimes": "16"}
 
 
-def delivery(number, at, key, offset, r, status, *, origin=None, start_time=False):
+def delivery(number, at, key, offset, r, status, *, origin=None, start_time=False, seen=None):
     properties = {"UNIQ_KEY": key, "TAGS": "TagA"}
     if r:
         properties.update(RETRY_TOPIC="TopicTest", ORIGIN_MESSAGE_ID=compute_message_id(origin))
@@ -27,7 +27,7 @@ def delivery(number, at, key, offset, r, status, *, origin=None, start_time=Fals
         properties["CONSUME_START_TIME"] = str(int(at))
     message = {"msgId": key, "topic": "TopicTest", "queueId": 0, "queueOffset": r, "commitLogOffset": offset,
                "reconsumeTimes": r, "properties": properties}
-    return Delivery(number, at, message, status, r)
+    return Delivery(number, at, message, status, r if seen is None else seen)
 
 
 def send_back(at, offset, code=0, java=False):
@@ -180,7 +180,7 @@ def test_orderly_local_retries_without_reconsume_times_are_the_declared_or07_dev
     """As probed: three suspends, each retried locally ~100 ms later with reconsumeTimes still 0."""
     suspend = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
     workload = Workload((MessageSpec("m0", "TagA", 0, (suspend,) * 3),), mode="orderly")
-    deliveries = [delivery(n + 1, 100.0 * n, "m0", 100, 0, suspend if n < 3 else "SUCCESS") for n in range(4)]
+    deliveries = [delivery(n + 1, 100.0 * n, "m0", 100, 0, suspend if n < 3 else "SUCCESS", seen=n) for n in range(4)]
     run = run_of(workload, deliveries, [persist(5000.0, 1, False)], [])
     verdicts = judge(run, predict(workload, SETTINGS))
     found = statuses_of(verdicts)

@@ -28,13 +28,19 @@ class Deviation:
     when: Callable | None = None
 
 
-def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
-    """A send-back fault of one of `kinds` hit a delivery that happened and failed."""
+def get_hit_faults(run) -> list:
+    """The send-back faults that hit: the delivery they follow happened and failed."""
+    hit = []
     for d in run.deliveries:
         fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
-        if fault is not None and fault.kind in kinds and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
-            return True
-    return False
+        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
+            hit.append(fault)
+    return hit
+
+
+def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
+    """A send-back fault of one of `kinds` hit a delivery that happened and failed."""
+    return any(fault.kind in kinds for fault in get_hit_faults(run))
 
 
 def is_single_plain_poison(run) -> bool:

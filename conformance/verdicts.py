@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from attrs import evolve, frozen
 
-from conformance.deviations import DECLARED, NOT_APPLICABLE, get_declared
+from conformance.deviations import DECLARED, NOT_APPLICABLE, get_declared, get_hit_faults
 from conformance.observe import (
     CONSUMER_SEND_MSG_BACK,
     SUCCESS_STATUSES,
@@ -160,11 +160,13 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             continue
         difference = (f"{key}: reconsumeTimes {seen.reconsume_times} fate {seen.fate}; 4.9.8 client: "
                       f"{expected.reconsume_times} fate {expected.fate}")
-        faulted = [f.kind for f in run.workload.faults if f.is_send_back and f.key == key]
+        hit = {fault.kind for fault in get_hit_faults(run) if fault.key == key}
+        rules = []
         if key in get_swallowed_keys(run):
             rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
-        elif faulted and run.workload.mode == "concurrently":
-            rule = "CC-07" if "broker_not_writeable" in faulted else "CC-06"
+        elif hit and run.workload.mode == "concurrently":
+            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally.
+            rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
         elif run.workload.mode == "orderly":
             rule = "OR-07"
         elif not seen.reconsume_times and any(d.status not in SUCCESS_STATUSES for d in run.deliveries):
@@ -175,7 +177,8 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             same = is_same_outcome(run, seen, adjusted[key])
             batch = get_batch_verdict(run)
             rule = "SY-05" if same else "CC-02" if batch and batch[0] == "deviates" else "DIFF"
-        verdicts[rule] = ("deviates", "; ".join(filter(None, [verdicts.get(rule, ("", ""))[1], difference])))
+        for each in (rule, *rules):
+            verdicts[each] = ("deviates", "; ".join(filter(None, [verdicts.get(each, ("", ""))[1], difference])))
     return verdicts
 
 

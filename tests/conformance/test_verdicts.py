@@ -205,3 +205,18 @@ def test_a_broadcasting_batch_with_a_failure_loses_the_unseen_message_as_declare
     found = statuses_of(verdicts)
     assert found["CC-09"] == "conforms" and found["CC-02"] == "deviates" and found["SY-10"] == "deviates", found
     assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_send_back_refused_by_a_read_only_broker_deviates_from_cc06_and_cc07(_):
+    """NO_PERMISSION to the send-back: the 4.9.8 client's fallback send fails too and it retries locally 5 s later;
+    rocketmq-client-cpp drops the message."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),),
+                        (Fault("broker_not_writeable", "m0", 0),))
+    requests = [send_back(10.0, 100, code=16), persist(5000.0, 1, False)]
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER")], requests, [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-06"] == found["CC-07"] == found["SY-10"] == "deviates", found
+    assert check_declarations(verdicts, run) == []

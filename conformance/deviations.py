@@ -39,8 +39,9 @@ def get_hit_faults(run) -> list:
 
 
 def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
-    """A send-back fault of one of `kinds` hit a delivery that happened and failed."""
-    return any(fault.kind in kinds for fault in get_hit_faults(run))
+    """A send-back fault of one of `kinds` hit a delivery that happened and failed, and no restart followed (a
+    restarted client may deliver again what it had dropped)."""
+    return run.workload.restart_after is None and any(fault.kind in kinds for fault in get_hit_faults(run))
 
 
 def is_single_plain_poison(run) -> bool:

@@ -224,10 +224,10 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]
                     message_delay_level=run.settings.message_delay_level)
     ledger = Ledger(config, delays_ms=compute_delays_ms(run.settings.message_delay_level))
     failures: dict[str, list[str]] = defaultdict(list)
-    seen = get_consumed_copies(run)
     for copy in run.stored:
-        if copy.reconsume_times == 1 and copy.source_offset not in seen:
-            # An original sent back unseen (CC-02): its retries link to its offset id, as the broker's do.
+        if copy.reconsume_times == 1:
+            # The consumed original's offset id, which its retries link to: known before its first delivery when
+            # it was sent back unseen (CC-02) or seen only after a restart.
             ledger.origin_ids.setdefault(copy.key, compute_message_id(copy.source_offset))
     for observation in observe(run):
         try:
@@ -252,7 +252,7 @@ class ObservedFate:
 def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
     """Per produced key: reconsumeTimes of its deliveries in order, and its fate — "dlq" (a copy stored in the
     DLQ), "consumed" (its last delivery succeeded and that copy was not sent back), else "lost"."""
-    sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
+    sends = [(int(r.fields.get("offset", -1)), r.time_ms) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)]
     dead = {copy.key for copy in run.stored if copy.topic.startswith("%DLQ%")}
     by_key = defaultdict(list)
     for delivery in run.deliveries:
@@ -261,8 +261,9 @@ def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
     for spec in run.workload.messages:
         seen = by_key.get(spec.key, [])
         last = seen[-1] if seen else None
-        done = last is not None and last.status in SUCCESS_STATUSES and \
-            last.message["commitLogOffset"] not in sent_back
+        # The last delivery succeeded and no send-back of that copy followed it (a restart may deliver a copy again).
+        done = last is not None and last.status in SUCCESS_STATUSES and not any(
+            offset == last.message["commitLogOffset"] and at >= last.time_ms for offset, at in sends)
         fate = "dlq" if spec.key in dead else "consumed" if done else "lost"
         fates[spec.key] = ObservedFate(spec.key, tuple(d.reconsume_times for d in seen), fate)
     return fates

@@ -77,12 +77,15 @@ class Prediction:
     max_reconsume_times: int
 
 
+# The extFields of a 4.9.8 client's CONSUMER_SEND_MSG_BACK (ConsumerSendMsgBackRequestHeader), as on the wire.
+SEND_BACK_FIELDS = ("group", "offset", "delayLevel", "originMsgId", "originTopic", "unitMode", "maxReconsumeTimes")
+
+
 def compute_send_back_header(request, settings: RunSettings) -> dict:
-    """[SB-09] The extFields a 4.9.8 client's CONSUMER_SEND_MSG_BACK carries (ConsumerSendMsgBackRequestHeader),
-    named as on the wire, with the run's group and topic."""
-    return {"group": settings.group, "offset": str(request.offset), "delayLevel": str(request.delay_level),
-            "originMsgId": request.origin_msg_id, "originTopic": settings.topic, "unitMode": "false",
-            "maxReconsumeTimes": str(request.max_reconsume_times)}
+    """[SB-09] The extFields a 4.9.8 client's CONSUMER_SEND_MSG_BACK carries, with the run's group and topic."""
+    values = (settings.group, str(request.offset), str(request.delay_level), request.origin_msg_id, settings.topic,
+              "false", str(request.max_reconsume_times))
+    return dict(zip(SEND_BACK_FIELDS, values, strict=True))
 
 
 def make_listener(workload, config: Config, settings: RunSettings, headers: list):

@@ -22,7 +22,7 @@ from conformance.observe import (
     compute_delays_ms,
     get_observed_fates,
 )
-from conformance.predict import Prediction, RunSettings, predict
+from conformance.predict import SEND_BACK_FIELDS, Prediction, RunSettings, predict
 
 ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # A retry is due `delay` after its send-back; it must reach the listener within this much more: the model-backed
@@ -30,6 +30,7 @@ ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # client's pull and the adapter's round trip, with room for a loaded 2-core machine.
 LATE_BOUND_MS = 3000
 INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
+
 
 
 @frozen
@@ -49,14 +50,29 @@ class Verdict:
 def get_header_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | None:
     """[SB-09] The send-back header holds the fields a 4.9.8 client sends (maxReconsumeTimes above all)."""
     observed = run.get_requests(CONSUMER_SEND_MSG_BACK)
-    if not observed or not prediction.send_back_headers:
+    if not observed:
         return None
-    expected = set(prediction.send_back_headers[0])
+    expected = set(SEND_BACK_FIELDS)
     missing = sorted(expected - set(observed[0].fields))
     levels = sorted({r.fields.get("delayLevel") for r in observed})
     if missing or levels != ["0"]:
         return "deviates", f"header fields missing: {missing}; delayLevel sent: {levels}"
     return "conforms", "group, offset, delayLevel 0, originMsgId, originTopic, maxReconsumeTimes"
+
+
+def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
+    """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between)."""
+    if run.workload.mode != "orderly" or run.workload.restart_after is not None:
+        return None
+    previous, flat = {}, []
+    for d in run.deliveries:
+        before = previous.get(d.uniq_key)
+        if before is not None and d.reconsume_times <= before:
+            flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
+        previous[d.uniq_key] = d.reconsume_times
+    if flat:
+        return "deviates", "; ".join(flat)
+    return ("conforms", "every local retry counted") if any(d.seen_before for d in run.deliveries) else None
 
 
 def get_batch_verdict(run: Run) -> tuple[str, str] | None:
@@ -213,7 +229,8 @@ def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[
 CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
           "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
           "RB-05": lambda run, _p: get_persist_verdict(run),
-          "CC-09": lambda run, _p: get_broadcasting_verdict(run)}
+          "CC-09": lambda run, _p: get_broadcasting_verdict(run),
+          "OR-07": lambda run, _p: get_orderly_retry_verdict(run)}
 
 
 def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:

@@ -38,8 +38,11 @@ HANDLERS: dict[type, object] = {}
 class Ledger:
     """What happened to each produced message (by UNIQ_KEY), built from observations only."""
 
-    def __init__(self, config, subscription: frozenset | None = None):
+    def __init__(self, config, subscription: frozenset | None = None, delays_ms: list[int] | None = None):
+        """`delays_ms`: the broker's delay table in ms, level 1 first, when it is not the reference's default (the
+        conformance harness runs a real client against a broker with a compressed table)."""
         self.config = config
+        self.delays_ms = [seconds * 1000 for seconds in DELAYS_MS] if delays_ms is None else list(delays_ms)
         self.subscription = subscription
         self.max_times = get_max_reconsume_times(config)
         self.produced = {}
@@ -111,15 +114,15 @@ class Ledger:
         if m.uniq_key in self.forked:
             event("SY-05 a copy sent back twice forks the retry chain")
             return
-        assert len(copies) <= 1 + self.max_times, f"{m.uniq_key}: {len(copies)} copies, max {self.max_times}"
+        assert len(copies) <= 1 + self.max_times, f"[SY-05] {m.uniq_key}: {len(copies)} copies, max {self.max_times}"
 
     def check_retry_delivery(self, m, now):
         """[SY-06] [SY-05] [SY-09] A broker redelivery: not early, within the retry budget, linked to its origin."""
-        assert m.reconsume_times <= self.max_times, f"redelivered with reconsumeTimes {m.reconsume_times}"
+        assert m.reconsume_times <= self.max_times, f"[SY-05] redelivered with reconsumeTimes {m.reconsume_times}"
         due = self.earliest_retry.get((m.uniq_key, m.reconsume_times))
-        assert due is not None and now >= due, f"retry of {m.uniq_key} at {now}, due {due}"
+        assert due is not None and now >= due, f"[SY-06] retry of {m.uniq_key} at {now}, due {due}"
         event("SY-06")
-        assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC
+        assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC, f"[SY-09] {m.uniq_key} topic {m.topic}"
         origin = m.get_property(PROPERTY_ORIGIN_MESSAGE_ID)
         if origin is None:
             # Only a first failure sent through the client fallback of a profile with the #9481 bug loses it.
@@ -130,7 +133,8 @@ class Ledger:
             # Once lost, the broker's next send-back links the chain to the retry copy it was given (SMP).
             event("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
         else:
-            assert origin in (self.origin_ids[m.uniq_key], m.uniq_key), (origin, self.origin_ids[m.uniq_key])
+            first = self.origin_ids[m.uniq_key]
+            assert origin in (first, m.uniq_key), f"[SY-09] origin {origin}, first id {first}"
             event("SY-09")
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):
@@ -161,7 +165,7 @@ class Ledger:
         if stored is not None and is_dlq_topic(stored.get_property(PROPERTY_REAL_TOPIC) or stored.topic):
             self.check_dead_letter(o)
         elif stored is not None and stored.topic == SCHEDULE_TOPIC:
-            due = o.time + DELAYS_MS[stored.delay_time_level - 1] * 1000
+            due = o.time + self.delays_ms[stored.delay_time_level - 1]
             slot = (key, stored.reconsume_times)
             self.earliest_retry[slot] = min(self.earliest_retry.get(slot, due), due)
 
@@ -173,7 +177,7 @@ class Ledger:
         early = o.path == "fallback" and not self.config.profile.retry_send_dlq_strictly_greater
         out_of_retries = r + 1 >= self.max_times if early else r >= self.max_times
         asked = o.path == "rpc" and o.delay_level < 0
-        assert out_of_retries or asked, (o.path, o.delay_level, o.message.reconsume_times, self.max_times)
+        assert out_of_retries or asked, f"[SY-05] DLQ at {(o.path, o.delay_level, r, self.max_times)}"
         event("SY-05 DLQ: " + ("out of retries" if out_of_retries else "level < 0"))
 
     def on_DlqArrival(self, o: DlqArrival):
@@ -183,7 +187,7 @@ class Ledger:
         """[SY-04] Per ProcessQueue lifetime the client's offset only grows (removeOffset starts a new one)."""
         key = (o.client_id, o.queue, o.lifetime)
         previous = self.client_offsets.get(key, -1)
-        assert o.offset >= previous, f"client offset of {o.queue} went {previous} -> {o.offset}"
+        assert o.offset >= previous, f"[SY-04] client offset of {o.queue} went {previous} -> {o.offset}"
         event("SY-04")
         self.client_offsets[key] = o.offset
 
@@ -196,7 +200,7 @@ class Ledger:
         if o.offset >= o.previous:
             return
         same = writer == o.lifetime
-        assert not same or o.source == "persist", f"a {o.source} of lifetime {o.lifetime} lowered its own offset"
+        assert not same or o.source == "persist", f"[SY-02] a {o.source} of {o.lifetime} lowered its own offset"
         kind = ("reordered one-way of one lifetime" if same else f"{o.source} of another lifetime")
         self.broker_decreases.append(kind)
         event("SY-02 broker offset decreased: " + kind)

@@ -1,0 +1,145 @@
+"""Expected deviations of real clients from the model's client half, declared once, like properties/expected.py.
+
+Each entry names the rule, the client (name, version), what the client does instead, the client source that
+explains it, and `when`: the runs in which the deviation must show (a predicate of the run), or None where it may
+show but need not (it depends on the client's threads, e.g. how a pull batches). conformance/verdicts.py fails a
+run when a rule deviates without a declaration here, and when a declared deviation whose `when` holds did not
+happen: so the suite is green for today's client and turns red when its behaviour changes either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+
+CPP = ("rocketmq-client-cpp", "1.2.3")
+SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
+
+
+@frozen
+class Deviation:
+    rule: str
+    client: tuple[str, str]
+    claim: str
+    source: str
+    when: Callable | None = None
+
+
+def get_hit_faults(run) -> list:
+    """The send-back faults that hit: the delivery they follow happened and failed."""
+    hit = []
+    for d in run.deliveries:
+        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
+        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
+            hit.append(fault)
+    return hit
+
+
+def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
+    """A send-back fault of one of `kinds` hit a delivery that happened and failed, and no restart followed (a
+    restarted client may deliver again what it had dropped)."""
+    return run.workload.restart_after is None and any(fault.kind in kinds for fault in get_hit_faults(run))
+
+
+def is_single_plain_poison(run) -> bool:
+    """One message, concurrently, no fault, no restart, no exception, failing more than the group allows, under a
+    group retryMaxTimes other than 16: the run where SY-05's deviation is certain (no batch, no binding effect)."""
+    workload = run.workload
+    if not is_concurrently(run) or len(workload.messages) != 1 or workload.faults or workload.restart_after:
+        return False
+    script = workload.messages[0].script
+    failures = len(script) if all(s == "RECONSUME_LATER" for s in script) else 0
+    return run.settings.retry_max_times != 16 and failures > run.settings.retry_max_times
+
+
+def has_local_retry(run) -> bool:
+    """Orderly, no restart, and some message delivered again (a local retry happened: OR-07 must show in it)."""
+    if run.workload.mode != "orderly" or run.workload.restart_after is not None:
+        return False
+    return any(d.seen_before > 0 for d in run.deliveries)
+
+
+def is_concurrently(run) -> bool:
+    return run.workload.mode == "concurrently"
+
+
+DECLARED: tuple[Deviation, ...] = (
+    Deviation("SB-09", CPP,
+              "CONSUMER_SEND_MSG_BACK carries only group, offset and delayLevel: no maxReconsumeTimes (nor "
+              "originMsgId, originTopic), so the broker's retryMaxTimes decides instead of the client's 16",
+              SOURCE + "src/protocol/CommandHeader.cpp#L445-L459",
+              when=lambda run: bool(run.get_requests(CONSUMER_SEND_MSG_BACK))),
+    Deviation("CC-04", CPP,
+              "binding 0.4.4: a listener exception escapes the ctypes callback (subscribe's wrapper re-raises in "
+              "`finally`), ctypes leaves the C return value unset, and the library reads any value but 0 as "
+              "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
+              "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
+              SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None),
+    Deviation("OR-04", CPP,
+              "binding 0.4.4, orderly: the same unset ctypes return value as CC-04 can read a listener exception as "
+              "CONSUME_SUCCESS, so the queue moves on instead of suspending",
+              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None),
+    Deviation("SY-05", CPP,
+              "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
+              "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",
+              SOURCE + "src/MQClientAPIImpl.cpp#L826-L854",
+              when=lambda run: is_single_plain_poison(run)),
+    Deviation("CC-06", CPP,
+              "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
+              "%RETRY%, no local retry; the offset moves past the message",
+              SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+    Deviation("SY-10", CPP,
+              "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+    Deviation("CC-07", CPP,
+              "with the broker not writeable the message is not kept for a local retry 5 s later",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable",))),
+    Deviation("CC-02", CPP,
+              "a pulled batch is one listener call and the C API stops at the first failing message: the whole "
+              "batch is sent back (BROADCASTING: dropped), including messages the callback accepted and ones it "
+              "never saw (probed: m0 always failing, m1 and m2 in its batch were dead-lettered without one delivery; "
+              "BROADCASTING [m0 failing, m1] lost m1 unseen)",
+              SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None),
+    Deviation("CC-05", CPP,
+              "the listener's message has no CONSUME_START_TIME property",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L81-L86",
+              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+    Deviation("RB-05", CPP,
+              "UPDATE_CONSUMER_OFFSET is meant one-way but markOnewayRPC runs after Encode(): the one-way flag "
+              "never reaches the wire",
+              SOURCE + "src/MQClientAPIImpl.cpp#L815-L823",
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+    Deviation("OR-07", CPP,
+              "orderly RECONSUME_LATER retries locally after 100 ms with reconsumeTimes unchanged (no + 1, no "
+              "maxReconsumeTimes, no give-up send to the DLQ)",
+              SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
+              when=lambda run: has_local_retry(run)),
+)
+
+
+# Rules of the client half that this client cannot exercise: (rule, client) -> why.
+NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
+    ("CT-01", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-02", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-03", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-04", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CC-03", CPP): "the C API has no ackIndex: a listener call succeeds or fails as a whole",
+    ("OR-05", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("OR-06", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("CFG-02", CPP): "1.2.3 has no maxReconsumeTimes setting at all",
+}
+
+
+def get_declared(rule: str, client: tuple[str, str]) -> Deviation | None:
+    for deviation in DECLARED:
+        if deviation.rule == rule and deviation.client == client:
+            return deviation
+    return None

@@ -1,0 +1,34 @@
+"""What a conformance test does with one run: predict, judge, record, and fail on an undeclared or vanished
+deviation with the run's trace. Shared by the smoke test (tests/conformance/) and the full run (conformance/suite/).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from conformance.observe import Run
+from conformance.predict import RunSettings, predict
+from conformance.report import record_verdicts
+from conformance.verdicts import check_declarations, judge
+
+# The broker settings of every conformance run: a delay table of 1 s steps (retries start at level 3) and a small
+# group retryMaxTimes, so a poison message reaches the DLQ in seconds. The real broker's unit is also the second.
+SETTINGS = RunSettings(retry_max_times=2, message_delay_level=" ".join(["1s"] * 18))
+
+
+def get_fresh_names(prefix: str) -> tuple[str, str]:
+    """A fresh group and instance name per run: a real client cannot be rolled back."""
+    tag = uuid.uuid4().hex[:10]
+    return f"{prefix}_{tag}", f"{prefix}-{tag}"
+
+
+def judge_run(run: Run, counterexample: str) -> list:
+    """Every verdict of `run`; raises AssertionError naming each problem and the wire trace."""
+    verdicts = judge(run, predict(run.workload, run.settings), counterexample)
+    record_verdicts(verdicts)
+    problems = check_declarations(verdicts, run)
+    if problems:
+        deliveries = [f"{d.time_ms:.0f} ms {d.uniq_key} r={d.reconsume_times} -> {d.status}" for d in run.deliveries]
+        trace = [verdict.trace for verdict in verdicts if verdict.trace][:1]
+        raise AssertionError("\n".join([*problems, "deliveries:", *deliveries, "wire:", *(trace[0] if trace else [])]))
+    return verdicts

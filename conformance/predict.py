@@ -1,0 +1,150 @@
+"""The model's prediction of the client half: what RocketMQ 4.9.8's push consumer would do with a workload.
+
+The same workload a real client runs (conformance/workload.py) drives the model's whole system — its client half
+(the 4.9.8 Java consumer) and its broker half, with the run's broker settings — to quiescence. What a client
+cannot choose differently without deviating is read off: per message the reconsumeTimes of every delivery in
+order and its final fate, and the header of every CONSUMER_SEND_MSG_BACK it sends.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from attrs import frozen
+
+from model.cluster import (
+    CompleteConsume,
+    ConsumeProcessed,
+    ConsumeRequest,
+    ConsumeStatus,
+    DlqArrival,
+    ListenerInvoked,
+    ListenerResult,
+    Produce,
+    SendBackOutcome,
+)
+from model.config import Config, get_max_reconsume_times
+from model.drain import drain
+from model.message import PROPERTY_REAL_TOPIC, is_dlq_topic
+from model.orderly import OrderlyResult, OrderlyStatus
+from model.orderly_service import OrderlyProcessed
+from model.send_back import compute_send_back_request
+from model.system import create_system, step
+
+FATES = ("consumed", "dlq", "lost")
+JAVA_CLIENT = {"name": "rocketmq-client-java", "version": "4.9.8", "language": "JAVA"}
+CONCURRENTLY = {"CONSUME_SUCCESS": ConsumeStatus.CONSUME_SUCCESS, "RECONSUME_LATER": ConsumeStatus.RECONSUME_LATER,
+                "EXCEPTION": ConsumeStatus.EXCEPTION, "NULL": ConsumeStatus.NULL}
+ORDERLY = {"SUCCESS": OrderlyStatus.SUCCESS, "COMMIT": OrderlyStatus.COMMIT, "ROLLBACK": OrderlyStatus.ROLLBACK,
+           "SUSPEND_CURRENT_QUEUE_A_MOMENT": OrderlyStatus.SUSPEND, "EXCEPTION": OrderlyStatus.EXCEPTION,
+           "NULL": OrderlyStatus.NULL, "CONSUME_SUCCESS": OrderlyStatus.SUCCESS}
+
+ORDERLY_DONE = frozenset({OrderlyStatus.SUCCESS, OrderlyStatus.COMMIT})
+
+
+@frozen
+class RunSettings:
+    """The broker settings a run applies (the model as Config, the server the same table) and its names."""
+
+    group: str = "please_rename_unique_group_name"
+    topic: str = "TopicTest"
+    retry_max_times: int = 16
+    message_delay_level: str = " ".join(["1s"] * 18)
+    topic_queue_nums: int = 2
+    # The modelled client's maxReconsumeTimes (-1: the 4.9.8 default, 16 concurrently).
+    max_reconsume_times: int = -1
+
+    def get_config(self, mode: str, model: str = "clustering") -> Config:
+        """The 4.9.8 consumer against a broker with these settings."""
+        return Config(consume_mode=mode, message_model=model, retry_max_times=self.retry_max_times,
+                      max_reconsume_times=self.max_reconsume_times, message_delay_level=self.message_delay_level)
+
+
+@frozen
+class MessageFate:
+    """What happened to one produced message: reconsumeTimes per delivery in order, and where it ended."""
+
+    key: str
+    reconsume_times: tuple[int, ...]
+    fate: str
+
+
+@frozen
+class Prediction:
+    client: dict
+    fates: dict  # key -> MessageFate
+    send_back_headers: tuple[dict, ...]
+    max_reconsume_times: int
+
+
+# The extFields of a 4.9.8 client's CONSUMER_SEND_MSG_BACK (ConsumerSendMsgBackRequestHeader), as on the wire.
+SEND_BACK_FIELDS = ("group", "offset", "delayLevel", "originMsgId", "originTopic", "unitMode", "maxReconsumeTimes")
+
+
+def compute_send_back_header(request, settings: RunSettings) -> dict:
+    """[SB-09] The extFields a 4.9.8 client's CONSUMER_SEND_MSG_BACK carries, with the run's group and topic."""
+    values = (settings.group, str(request.offset), str(request.delay_level), request.origin_msg_id, settings.topic,
+              "false", str(request.max_reconsume_times))
+    return dict(zip(SEND_BACK_FIELDS, values, strict=True))
+
+
+def make_listener(workload, config: Config, settings: RunSettings, headers: list):
+    """The model's listener: the workload's script per message and delivery, its faults on the send-back."""
+    seen: dict[str, int] = defaultdict(int)
+
+    def listener(request: ConsumeRequest) -> CompleteConsume:
+        message = request.messages[0]
+        key = message.uniq_key
+        delivery, seen[key] = seen[key], seen[key] + 1
+        status = workload.get_status(key, delivery)
+        if config.is_orderly:
+            return CompleteConsume(request.request_id, OrderlyResult(ORDERLY[status]))
+        failed = CONCURRENTLY[status] is not ConsumeStatus.CONSUME_SUCCESS
+        if failed and config.is_clustering:
+            headers.append(compute_send_back_header(compute_send_back_request(message, "", config, 0), settings))
+        fault = workload.get_send_back_fault(key, delivery) if failed else None
+        rpc_fails = fault is not None
+        fallback_fails = rpc_fails and fault.kind == "broker_not_writeable"
+        return CompleteConsume(request.request_id, ListenerResult(CONCURRENTLY[status]), rpc_fails, fallback_fails)
+
+    return listener
+
+
+def get_fates(observations: list, keys: tuple[str, ...]) -> dict:
+    """Each key's MessageFate, read from the model's observations."""
+    sequences, consumed, dead, invoked = defaultdict(list), set(), set(), {}
+    for o in observations:
+        if isinstance(o, ListenerInvoked):
+            invoked[o.request_id] = o.messages
+            for m in o.messages:
+                sequences[m.uniq_key].append(m.reconsume_times)
+        elif isinstance(o, ConsumeProcessed) and not o.discarded:
+            consumed.update(m.uniq_key for m in o.succeeded)
+        elif isinstance(o, DlqArrival):
+            dead.add(o.message.uniq_key)
+        elif isinstance(o, SendBackOutcome) and o.stored is not None:
+            if is_dlq_topic(o.stored.get_property(PROPERTY_REAL_TOPIC) or o.stored.topic):
+                dead.add(o.message.uniq_key)
+        elif isinstance(o, OrderlyProcessed) and not o.discarded and o.status in ORDERLY_DONE:
+            consumed.update(m.uniq_key for m in invoked.get(o.request_id, ()))
+    return {key: MessageFate(key, tuple(sequences[key]), compute_fate(key, consumed, dead)) for key in keys}
+
+
+def compute_fate(key: str, consumed: set, dead: set) -> str:
+    return "dlq" if key in dead else "consumed" if key in consumed else "lost"
+
+
+def predict(workload, settings: RunSettings) -> Prediction:
+    """Run the workload through the model to quiescence (one instance; a restart does not change a fate)."""
+    config = settings.get_config(workload.mode, workload.model)
+    system = create_system(config, ("c1",), topic_queue_nums=settings.topic_queue_nums)
+    observations = []
+    for index, spec in enumerate(workload.messages):
+        produce = Produce(spec.key, index % settings.topic_queue_nums, spec.tags, spec.delay_level)
+        system, seen = step(system, produce)
+        observations.extend(seen)
+    headers: list[dict] = []
+    system, seen, _ = drain(system, make_listener(workload, config, settings, headers))
+    observations.extend(seen)
+    keys = tuple(spec.key for spec in workload.messages)
+    return Prediction(JAVA_CLIENT, get_fates(observations, keys), tuple(headers), get_max_reconsume_times(config))

@@ -1,0 +1,50 @@
+"""Rule x client records of conformance runs, beside the property suite's report files.
+
+With RMQSPEC_REPORTS=1 every verdict becomes one JSON line in
+`<RMQSPEC_REPORTS_DIR>/<run id>/conformance-<writer>.jsonl` (one file per pytest process, as reports/ does):
+
+    {"type": "conformance_verdict", "run_id": ..., "client": {"name", "version", "binding"}, "rule": "SB-09",
+     "status": "conforms" | "deviates" | "not applicable", "detail": ..., "declared": bool,
+     "counterexample": <shrunk workload repr, deviations only>, "trace": [<wire requests>, deviations only]}
+
+The step also calls Hypothesis `event(rule, "<client name> <version> <status>")`, so the OpenPBTStats lines the
+property reports already hold carry the rule id as their feature and the client and status as its payload.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from hypothesis import event
+
+from conformance.deviations import get_declared
+from reports import run_context
+
+LOCK = threading.Lock()
+
+
+def get_report_path():
+    directory = run_context.get_reports_dir() / run_context.get_run_id()
+    return directory / f"conformance-{run_context.get_writer_name()}.jsonl"
+
+
+def to_record(verdict) -> dict:
+    return {"type": "conformance_verdict", "run_id": run_context.get_run_id(), "client": verdict.client,
+            "rule": verdict.rule, "status": verdict.status, "detail": verdict.detail,
+            "declared": get_declared(verdict.rule, verdict.client_key) is not None,
+            "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
+
+
+def record_verdicts(verdicts) -> None:
+    """Mark each verdict as a Hypothesis event and, when reports are on, append its record."""
+    for verdict in verdicts:
+        if verdict.status != "not applicable":
+            event(verdict.rule, f"{verdict.client['name']} {verdict.client['version']} {verdict.status}")
+    if not run_context.is_reporting():
+        return
+    path = get_report_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(to_record(v), sort_keys=True) + "\n" for v in verdicts)
+    with LOCK, path.open("a", encoding="utf-8") as out:
+        out.write(lines)

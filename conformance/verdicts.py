@@ -1,0 +1,280 @@
+"""Rule x client verdicts of one run: the invariants of properties/ over what the client did, and the differential
+check of the model's prediction of the client half (conformance/predict.py) against it.
+
+A verdict is "conforms", "deviates" (with the shrunk workload and the wire trace) or "not applicable". What is
+deterministic is compared exactly — the send-back header's fields, each message's reconsumeTimes sequence and fate
+— and timing as bounds (observe.EARLY_TOLERANCE_MS early; LATE_BOUND_MS late). `check_declarations` turns the
+verdicts into failures: an undeclared deviation, or a declared one (conformance/deviations.py) that its run should
+have shown and did not.
+"""
+
+from __future__ import annotations
+
+from attrs import evolve, frozen
+
+from conformance.deviations import DECLARED, NOT_APPLICABLE, get_declared, get_hit_faults
+from conformance.observe import (
+    CONSUMER_SEND_MSG_BACK,
+    SUCCESS_STATUSES,
+    UPDATE_CONSUMER_OFFSET,
+    Run,
+    check_invariants,
+    compute_delays_ms,
+    get_observed_fates,
+)
+from conformance.predict import SEND_BACK_FIELDS, Prediction, RunSettings, predict
+
+ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
+# A retry is due `delay` after its send-back; it must reach the listener within this much more: the model-backed
+# broker wakes a held pull when the delayed copy is stored, so this covers the delay timer's 100 ms tick, the
+# client's pull and the adapter's round trip, with room for a loaded 2-core machine.
+LATE_BOUND_MS = 3000
+INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
+
+
+
+@frozen
+class Verdict:
+    rule: str
+    client: dict
+    status: str  # conforms | deviates | not applicable
+    detail: str = ""
+    counterexample: str = ""
+    trace: tuple[str, ...] = ()
+
+    @property
+    def client_key(self) -> tuple[str, str]:
+        return self.client["name"], self.client["version"]
+
+
+def get_header_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+    """[SB-09] The send-back header holds the fields a 4.9.8 client sends (maxReconsumeTimes above all)."""
+    observed = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    if not observed:
+        return None
+    expected = set(SEND_BACK_FIELDS)
+    missing = sorted(expected - set(observed[0].fields))
+    levels = sorted({r.fields.get("delayLevel") for r in observed})
+    if missing or levels != ["0"]:
+        return "deviates", f"header fields missing: {missing}; delayLevel sent: {levels}"
+    return "conforms", "group, offset, delayLevel 0, originMsgId, originTopic, maxReconsumeTimes"
+
+
+def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
+    """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between)."""
+    if run.workload.mode != "orderly" or run.workload.restart_after is not None:
+        return None
+    previous, flat = {}, []
+    for d in run.deliveries:
+        before = previous.get(d.uniq_key)
+        if before is not None and d.reconsume_times <= before:
+            flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
+        previous[d.uniq_key] = d.reconsume_times
+    if flat:
+        return "deviates", "; ".join(flat)
+    return ("conforms", "every local retry counted") if any(d.seen_before for d in run.deliveries) else None
+
+
+def get_batch_verdict(run: Run) -> tuple[str, str] | None:
+    """[CC-02] Only failed deliveries are sent back: never a copy the listener accepted or never saw."""
+    requests = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    if not requests:
+        return None
+    status_by_offset = {d.message["commitLogOffset"]: d.status for d in run.deliveries}
+    wrong = []
+    for request in requests:
+        offset = int(request.fields.get("offset", -1))
+        status = status_by_offset.get(offset)
+        if status is None or status in SUCCESS_STATUSES:
+            wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")
+    return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
+
+
+def get_swallowed(run: Run) -> list:
+    """Deliveries that raised and were read as success: concurrently, the copy was not sent back; orderly, the
+    message was not delivered again."""
+    if run.workload.mode != "concurrently":
+        last = {d.uniq_key: d for d in run.deliveries}
+        return [d for d in last.values() if d.status == "EXCEPTION"]
+    sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
+    return [d for d in run.deliveries if d.status == "EXCEPTION" and d.message["commitLogOffset"] not in sent_back]
+
+
+def get_swallowed_keys(run: Run) -> set[str]:
+    return {d.uniq_key for d in get_swallowed(run)}
+
+
+def get_exception_verdict(run: Run) -> tuple[str, str] | None:
+    """[CC-04] A listener that raises counts as RECONSUME_LATER: its copy is sent back (or retried)."""
+    raised = [d for d in run.deliveries if d.status == "EXCEPTION"]
+    if not raised or run.workload.mode != "concurrently":
+        return None
+    swallowed = [d.number for d in get_swallowed(run)]
+    if swallowed:
+        return "deviates", f"deliveries {swallowed} raised and were not sent back (read as CONSUME_SUCCESS)"
+    return "conforms", f"{len(raised)} raising deliveries all sent back"
+
+
+def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
+    """[CC-05] The listener sees the original topic and a CONSUME_START_TIME."""
+    if not run.deliveries or run.workload.mode != "concurrently":
+        return None
+    topics = sorted({d.message["topic"] for d in run.deliveries})
+    without = sum("CONSUME_START_TIME" not in d.message["properties"] for d in run.deliveries)
+    if topics != [run.settings.topic] or without:
+        return "deviates", f"topics seen {topics}; {without} of {len(run.deliveries)} without CONSUME_START_TIME"
+    return "conforms", "original topic and CONSUME_START_TIME on every delivery"
+
+
+def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
+    """[CC-09] [SY-08] BROADCASTING drops a failed message: no send-back, no second delivery."""
+    failed = [d for d in run.deliveries if d.status not in SUCCESS_STATUSES]
+    if run.workload.model != "broadcasting" or run.workload.mode != "concurrently" or not failed:
+        return None
+    sent = len(run.get_requests(CONSUMER_SEND_MSG_BACK))
+    again = sorted({d.uniq_key for d in failed} & {d.uniq_key for d in run.deliveries if d.seen_before > 0})
+    if sent or again:
+        return "deviates", f"{sent} send-backs; delivered again after a failure: {again}"
+    return "conforms", f"{len(failed)} failed deliveries dropped"
+
+
+def get_persist_verdict(run: Run) -> tuple[str, str] | None:
+    """[RB-05] Offsets are persisted with one-way UPDATE_CONSUMER_OFFSET requests."""
+    updates = run.get_requests(UPDATE_CONSUMER_OFFSET)
+    if not updates:
+        return None
+    twoway = sum(not r.flag & ONEWAY_FLAG for r in updates)
+    if twoway:
+        return "deviates", f"{twoway} of {len(updates)} UPDATE_CONSUMER_OFFSET without the one-way flag"
+    return "conforms", f"{len(updates)} one-way UPDATE_CONSUMER_OFFSET"
+
+
+def get_late_retries(run: Run) -> list[str]:
+    """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS."""
+    delays = compute_delays_ms(run.settings.message_delay_level)
+    due_by_copy = {(c.key, c.reconsume_times): c.time_ms + delays[c.delay_level - 1]
+                   for c in run.stored if not c.topic.startswith("%DLQ%") and c.delay_level > 0}
+    late = []
+    for d in run.deliveries:
+        due = due_by_copy.pop((d.uniq_key, d.reconsume_times), None)
+        if due is not None and d.time_ms > due + LATE_BOUND_MS:
+            late.append(f"{d.uniq_key} r={d.reconsume_times} at +{d.time_ms - due:.0f} ms after due")
+    return late
+
+
+def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
+    """Each message's reconsumeTimes sequence and fate against the 4.9.8 client's, by the rule that explains a
+    difference: a send-back fault (CC-06, CC-07), orderly local retries (OR-07), the broker's retryMaxTimes in
+    place of the client's 16 (SY-05: the model with maxReconsumeTimes = retryMaxTimes predicts it), a batch sent
+    back whole (CC-02); anything else is DIFF, which no declaration covers."""
+    observed = get_observed_fates(run)
+    adjusted = None
+    verdicts: dict[str, tuple[str, str]] = {}
+    for key, expected in prediction.fates.items():
+        seen = observed[key]
+        if is_same_outcome(run, seen, expected):
+            continue
+        difference = (f"{key}: reconsumeTimes {seen.reconsume_times} fate {seen.fate}; 4.9.8 client: "
+                      f"{expected.reconsume_times} fate {expected.fate}")
+        hit = {fault.kind for fault in get_hit_faults(run) if fault.key == key}
+        rules = []
+        if key in get_swallowed_keys(run):
+            rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
+        elif hit and run.workload.mode == "concurrently":
+            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally.
+            rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
+        elif run.workload.mode == "orderly":
+            rule = "OR-07"
+        elif not seen.reconsume_times and any(d.status not in SUCCESS_STATUSES for d in run.deliveries):
+            rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
+        else:
+            if adjusted is None:
+                adjusted = predict_with_group_max(run.workload, run.settings).fates
+            same = is_same_outcome(run, seen, adjusted[key])
+            batch = get_batch_verdict(run)
+            rule = "SY-05" if same else "CC-02" if batch and batch[0] == "deviates" else "DIFF"
+        for each in (rule, *rules):
+            verdicts[each] = ("deviates", "; ".join(filter(None, [verdicts.get(each, ("", ""))[1], difference])))
+    return verdicts
+
+
+def is_same_outcome(run: Run, seen, expected) -> bool:
+    """Same fate, and — unless the client restarted, which may deliver again what it had not committed — the
+    same reconsumeTimes sequence."""
+    if run.workload.restart_after is not None:
+        return seen.fate == expected.fate
+    return (seen.reconsume_times, seen.fate) == (expected.reconsume_times, expected.fate)
+
+
+def predict_with_group_max(workload, settings: RunSettings) -> Prediction:
+    """The 4.9.8 client with maxReconsumeTimes = the group's retryMaxTimes: what SB-09's deviation implies."""
+    return predict(workload, evolve(settings, max_reconsume_times=settings.retry_max_times))
+
+
+def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
+    """[SY-04] [SY-05] [SY-06] [SY-09] [SY-10] properties' Ledger over the run, with the maximum the broker
+    applied (the header's maxReconsumeTimes, else the group's retryMaxTimes), plus SY-06's late bound."""
+    headers = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    sent = headers[0].fields.get("maxReconsumeTimes") if headers else None
+    failures = check_invariants(run, int(sent) if sent is not None else run.settings.retry_max_times)
+    late = get_late_retries(run)
+    if late:
+        failures.setdefault("SY-06", []).extend(late)
+    verdicts = {rule: ("deviates", "; ".join(found)) for rule, found in failures.items()}
+    for rule in INVARIANT_RULES:
+        verdicts.setdefault(rule, ("conforms", "properties/system_oracle.Ledger holds"))
+    return verdicts
+
+
+CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
+          "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
+          "RB-05": lambda run, _p: get_persist_verdict(run),
+          "CC-09": lambda run, _p: get_broadcasting_verdict(run),
+          "OR-07": lambda run, _p: get_orderly_retry_verdict(run)}
+
+
+def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:
+    """Every rule x client verdict of one run. A deviation from the differential check wins over a conforming
+    invariant of the same rule; a rule the client cannot exercise is "not applicable" with the reason."""
+    found: dict[str, tuple[str, str]] = get_invariant_verdicts(run, prediction)
+    for rule, check in CHECKS.items():
+        result = check(run, prediction)
+        if result is not None and found.get(rule, ("conforms",))[0] != "deviates":
+            found[rule] = result
+    for rule, (status, detail) in get_differential_verdicts(run, prediction).items():
+        before = found.get(rule)
+        found[rule] = (status, f"{before[1]}; {detail}" if before and before[0] == "deviates" else detail)
+    trace = tuple(format_request(r) for r in run.requests)
+    client = {"name": run.client.get("name"), "version": run.client.get("version"),
+              "binding": f"{run.client.get('binding', '')} {run.client.get('bindingVersion', '')}".strip()}
+    verdicts = [Verdict(rule, client, status, detail, counterexample if status == "deviates" else "",
+                        trace if status == "deviates" else ())
+                for rule, (status, detail) in sorted(found.items())]
+    key = (client["name"], client["version"])
+    verdicts += [Verdict(rule, client, "not applicable", why) for (rule, who), why in NOT_APPLICABLE.items()
+                 if who == key]
+    return verdicts
+
+
+def format_request(request) -> str:
+    answer = "no response" if request.response_code is None else f"-> {request.response_code}"
+    return f"{request.time_ms:.0f} ms conn {request.connection} code {request.code} flag {request.flag} " \
+           f"{request.fields} {answer}"
+
+
+def check_declarations(verdicts: list[Verdict], run: Run) -> list[str]:
+    """The problems of one run: a deviation not declared in conformance/deviations.py, and a declared deviation
+    whose `when` holds for this run but that did not happen."""
+    problems = []
+    if not verdicts:
+        return problems
+    key = verdicts[0].client_key
+    deviating = {v.rule for v in verdicts if v.status == "deviates"}
+    for verdict in verdicts:
+        if verdict.status == "deviates" and get_declared(verdict.rule, key) is None:
+            problems.append(f"undeclared deviation of {verdict.rule} by {key}: {verdict.detail}")
+    for deviation in DECLARED:
+        if deviation.client == key and deviation.when is not None and deviation.when(run) \
+                and deviation.rule not in deviating:
+            problems.append(f"declared deviation of {deviation.rule} by {key} did not happen: {deviation.claim}")
+    return problems

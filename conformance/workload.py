@@ -1,0 +1,116 @@
+"""Workloads for a real client under the harness, drawn by Hypothesis: messages, a listener outcome script per
+message and delivery, faults the broker injects, and a client restart.
+
+A workload is a plain value: the harness runs it against a real client (conformance/clients/) and the model
+predicts what RocketMQ 4.9.8's client does with the same one (conformance/verdicts.py). Real time costs, so the
+sizes are small and bounded here, in one place (MAX_MESSAGES, MAX_SCRIPT).
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+from hypothesis import strategies as st
+
+MAX_MESSAGES = 3
+MAX_SCRIPT = 4
+TAGS = ("TagA", "TagB", None)
+
+# Listener outcomes by consume mode. A delivery past the end of its script succeeds.
+CONCURRENTLY_STATUSES = ("CONSUME_SUCCESS", "RECONSUME_LATER", "EXCEPTION")
+ORDERLY_STATUSES = ("SUCCESS", "SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION")
+SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
+
+# Faults the model-backed broker injects. A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery
+# `delivery` of message `key` (the broker knows the message by the header's commit-log offset), so the model and the
+# client meet it at the same point whatever their threads do; a pull fault hits the `delivery`-th PULL_MESSAGE.
+SEND_BACK_FAULTS = {"send_back_error": "SYSTEM_ERROR", "send_back_timeout": "no response",
+                    "broker_not_writeable": "NO_PERMISSION"}
+FAULT_KINDS = (*SEND_BACK_FAULTS, "pull_error")
+
+
+@frozen
+class MessageSpec:
+    """One produced message: its key (UNIQ_KEY), tags, delay level, and the listener's answer per delivery."""
+
+    key: str
+    tags: str | None = None
+    delay_level: int = 0
+    script: tuple[str, ...] = ()
+
+    def get_status(self, delivery: int) -> str:
+        """The answer to this message's delivery number `delivery` (0 = first)."""
+        return self.script[delivery] if delivery < len(self.script) else "CONSUME_SUCCESS"
+
+
+@frozen
+class Fault:
+    kind: str
+    key: str = "m0"
+    delivery: int = 0
+
+    @property
+    def is_send_back(self) -> bool:
+        return self.kind in SEND_BACK_FAULTS
+
+
+@frozen
+class Workload:
+    messages: tuple[MessageSpec, ...]
+    faults: tuple[Fault, ...] = ()
+    mode: str = "concurrently"
+    model: str = "clustering"
+    # Restart the client after this many deliveries (None: never).
+    restart_after: int | None = None
+    spec_by_key: dict = field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "spec_by_key", {m.key: m for m in self.messages})
+
+    def get_status(self, key: str, delivery: int) -> str:
+        spec = self.spec_by_key.get(key)
+        return "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+
+    def make_script(self):
+        """The outcome script a client driver calls: (message record, deliveries before this one) -> status."""
+
+        def script(message: dict, seen: int) -> str:
+            return self.get_status(message["properties"].get("UNIQ_KEY", ""), seen)
+
+        return script
+
+    def get_send_back_fault(self, key: str, delivery: int) -> Fault | None:
+        """The fault the broker injects into the send-back after `key`'s delivery `delivery`, if any."""
+        for fault in self.faults:
+            if fault.is_send_back and fault.key == key and fault.delivery == delivery:
+                return fault
+        return None
+
+
+def message_specs(mode: str, *, max_delay_level: int = 2) -> st.SearchStrategy[tuple[MessageSpec, ...]]:
+    statuses = ORDERLY_STATUSES if mode == "orderly" else CONCURRENTLY_STATUSES
+    one = st.tuples(st.sampled_from(TAGS), st.integers(0, max_delay_level),
+                    st.lists(st.sampled_from(statuses), max_size=MAX_SCRIPT).map(tuple))
+    return st.lists(one, min_size=1, max_size=MAX_MESSAGES).map(
+        lambda drawn: tuple(MessageSpec(f"m{i}", tags, level, script) for i, (tags, level, script) in
+                            enumerate(drawn)))
+
+
+def faults(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[Fault, ...]]:
+    fault = st.builds(Fault, st.sampled_from(FAULT_KINDS), st.sampled_from(keys), st.integers(0, MAX_SCRIPT - 1))
+    return st.lists(fault, max_size=2, unique_by=lambda f: (f.key, f.delivery)).map(tuple)
+
+
+@st.composite
+def workloads(draw, mode: str = "concurrently", *, model: str = "clustering", with_faults: bool = True,
+              with_restart: bool = True) -> Workload:
+    """A workload for one fresh server, group and client instance."""
+    messages = draw(message_specs(mode))
+    drawn_faults = draw(faults(tuple(m.key for m in messages))) if with_faults else ()
+    restart = draw(st.none() | st.integers(1, 4)) if with_restart else None
+    return Workload(messages, drawn_faults, mode, model, restart)
+
+
+def poison_workload(retries: int) -> Workload:
+    """The smoke test's workload: one message that fails every delivery, so it goes produce -> fail -> retry ->
+    ... -> DLQ (1 + `retries` deliveries under a broker retryMaxTimes of `retries`)."""
+    return Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * (retries + 2)),))

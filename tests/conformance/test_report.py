@@ -1,0 +1,47 @@
+"""Verdict records: one JSON line per verdict with the client's identity, only when reports are on."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.report import record_verdicts
+from conformance.verdicts import Verdict
+
+CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq 0.4.4"}
+VERDICTS = [Verdict("SB-09", CLIENT, "deviates", "no maxReconsumeTimes", "Workload(...)", ("t 36",)),
+            Verdict("SY-06", CLIENT, "conforms"), Verdict("CT-01", CLIENT, "not applicable", "no consumeTimeout")]
+
+
+def test_records_are_written_per_verdict_with_the_client(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMQSPEC_REPORTS", "1")
+    monkeypatch.setenv("RMQSPEC_REPORTS_DIR", str(tmp_path))
+    monkeypatch.setenv("RMQSPEC_RUN_ID", "run-1")
+
+    @settings(max_examples=1, database=None)
+    @given(st.just(None))
+    def record(_):
+        record_verdicts(VERDICTS)
+
+    record()
+    [path] = list((tmp_path / "run-1").glob("conformance-*.jsonl"))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["rule"], r["status"], r["client"]["version"]) for r in records] == [
+        ("SB-09", "deviates", "1.2.3"), ("SY-06", "conforms", "1.2.3"), ("CT-01", "not applicable", "1.2.3")]
+    assert records[0]["declared"] is True and records[1]["declared"] is False
+    assert records[0]["counterexample"] == "Workload(...)" and records[0]["trace"] == ["t 36"]
+
+
+def test_nothing_is_written_without_reports(tmp_path, monkeypatch):
+    monkeypatch.delenv("RMQSPEC_REPORTS", raising=False)
+    monkeypatch.setenv("RMQSPEC_REPORTS_DIR", str(tmp_path))
+
+    @settings(max_examples=1, database=None)
+    @given(st.just(None))
+    def record(_):
+        record_verdicts(VERDICTS)
+
+    record()
+    assert list(tmp_path.iterdir()) == []

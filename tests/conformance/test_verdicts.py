@@ -1,0 +1,222 @@
+"""The verdict machinery on hand-written runs (no client, no server): each run is what the wire and the listener
+would show, built from the reference's rules, and the expected verdicts are the claims of conformance/cpp.md."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.clients.cpp import Delivery
+from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET, Run, StoredCopy, WireRequest
+from conformance.predict import RunSettings, predict
+from conformance.verdicts import check_declarations, judge
+from conformance.workload import Fault, MessageSpec, Workload
+from model.message import compute_message_id
+
+CPP = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq", "bindingVersion": "0.4.4"}
+JAVA = {"name": "rocketmq-client-java", "version": "4.9.8"}
+SETTINGS = RunSettings(retry_max_times=2)
+JAVA_HEADER = {"originMsgId": "x", "originTopic": "TopicTest", "unitMode": "false", "maxReconsumeTimes": "16"}
+
+
+def delivery(number, at, key, offset, r, status, *, origin=None, start_time=False, seen=None):
+    properties = {"UNIQ_KEY": key, "TAGS": "TagA"}
+    if r:
+        properties.update(RETRY_TOPIC="TopicTest", ORIGIN_MESSAGE_ID=compute_message_id(origin))
+    if start_time:
+        properties["CONSUME_START_TIME"] = str(int(at))
+    message = {"msgId": key, "topic": "TopicTest", "queueId": 0, "queueOffset": r, "commitLogOffset": offset,
+               "reconsumeTimes": r, "properties": properties}
+    return Delivery(number, at, message, status, r if seen is None else seen)
+
+
+def send_back(at, offset, code=0, java=False):
+    fields = {"group": SETTINGS.group, "offset": str(offset), "delayLevel": "0", **(JAVA_HEADER if java else {})}
+    return WireRequest(at, CONSUMER_SEND_MSG_BACK, fields, 0, code)
+
+
+def persist(at, offset, oneway):
+    fields = {"topic": "TopicTest", "consumerGroup": SETTINGS.group, "queueId": "0", "commitOffset": str(offset)}
+    return WireRequest(at, UPDATE_CONSUMER_OFFSET, fields, 2 if oneway else 0)
+
+
+def retry_chain(statuses, *, java=False, settings=SETTINGS):
+    """m0 delivered once per status, 1 s apart; each failure sent back and stored as the model's broker would."""
+    deliveries, requests, stored, offset = [], [], [], 100
+    for r, status in enumerate(statuses):
+        at = r * 1100.0
+        deliveries.append(delivery(r + 1, at, "m0", offset, r, status, origin=100, start_time=java))
+        if status != "CONSUME_SUCCESS":
+            requests.append(send_back(at + 10, offset, java=java))
+            dlq = r >= (16 if java else settings.retry_max_times)
+            topic, level = ("%DLQ%G", 0) if dlq else ("%RETRY%G", 3 + r)
+            stored.append(StoredCopy(at + 10, offset, "m0", r + 1, topic, level))
+        offset += 100
+    requests.append(persist(5000.0, 1, oneway=java))
+    return deliveries, requests, stored
+
+
+def run_of(workload, deliveries, requests, stored, client=CPP, settings=SETTINGS):
+    return Run(client, workload, settings, tuple(deliveries), tuple(requests), tuple(stored))
+
+
+def statuses_of(verdicts):
+    return {v.rule: v.status for v in verdicts}
+
+
+# The Ledger records the rules it checks as Hypothesis events, so each case runs as a one-example Hypothesis test.
+once = settings(max_examples=1, database=None)
+
+
+POISON = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4),))
+
+
+@once
+@given(st.just(None))
+def test_a_poison_message_of_the_cpp_client_is_dead_lettered_by_the_group_maximum(_):
+    run = run_of(POISON, *retry_chain(["RECONSUME_LATER"] * 3))
+    verdicts = judge(run, predict(POISON, SETTINGS), repr(POISON))
+    found = statuses_of(verdicts)
+    assert found["SB-09"] == "deviates"  # no maxReconsumeTimes: the group's 2 decides
+    assert found["SY-05"] == "deviates"  # DLQ after 3 deliveries where the 4.9.8 client's 16 would go on
+    assert found["RB-05"] == "deviates"
+    assert found["CC-05"] == "deviates"
+    assert all(found[rule] == "conforms" for rule in ("SY-04", "SY-06", "SY-09", "SY-10", "CC-02")), found
+    assert found["CT-01"] == "not applicable"
+    deviation = next(v for v in verdicts if v.rule == "SY-05")
+    assert "MessageSpec" in deviation.counterexample and deviation.trace
+    assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_client_that_does_what_the_model_predicts_conforms_and_breaks_the_cpp_declarations(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER", "RECONSUME_LATER")),))
+    settings = RunSettings(retry_max_times=16)
+    run = run_of(workload, *retry_chain(["RECONSUME_LATER", "RECONSUME_LATER", "CONSUME_SUCCESS"], java=True,
+                                        settings=settings), client=JAVA, settings=settings)
+    verdicts = judge(run, predict(workload, settings))
+    assert {v.status for v in verdicts} == {"conforms"}, [v for v in verdicts if v.status != "conforms"]
+    assert check_declarations(verdicts, run) == []
+    as_cpp = [v.__class__(v.rule, {"name": "rocketmq-client-cpp", "version": "1.2.3"}, v.status) for v in verdicts]
+    problems = check_declarations(as_cpp, run_of(workload, run.deliveries, run.requests, run.stored,
+                                                 settings=settings))
+    assert any("SB-09" in p and "did not happen" in p for p in problems), problems
+    assert any("RB-05" in p and "did not happen" in p for p in problems), problems
+
+
+@once
+@given(st.just(None))
+def test_an_exception_read_as_success_is_the_declared_binding_deviation(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)),))
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION")], [persist(5000.0, 1, False)], [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-04"] == "deviates" and "SB-09" not in found, found
+    assert check_declarations(verdicts, run) == []
+    as_java = [v.__class__(v.rule, JAVA, v.status) for v in verdicts]
+    assert any(p.startswith("undeclared deviation of CC-04") for p in check_declarations(as_java, run))
+
+
+@once
+@given(st.just(None))
+def test_a_failed_send_back_loses_the_message_as_declared(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),), (Fault("send_back_error", "m0", 0),))
+    requests = [send_back(10.0, 100, code=1), persist(5000.0, 1, False)]
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER")], requests, [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-06"] == "deviates" and found["SY-10"] == "deviates", found
+    assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_retry_delivered_before_its_delay_deviates_from_sy06(_):
+    deliveries, requests, stored = retry_chain(["RECONSUME_LATER", "CONSUME_SUCCESS"])
+    early = deliveries[1].__class__(2, 500.0, deliveries[1].message, "CONSUME_SUCCESS", 1)
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+    run = run_of(workload, [deliveries[0], early], requests, stored)
+    verdicts = judge(run, predict(workload, SETTINGS))
+    assert statuses_of(verdicts)["SY-06"] == "deviates"
+    assert any(p.startswith("undeclared deviation of SY-06") for p in check_declarations(verdicts, run))
+
+
+def probe_batch_run():
+    """What the real client did with m0 (always RECONSUME_LATER), m1 (EXCEPTION once) and m2 (no failure), all three
+    in one pulled batch, against a broker with retryMaxTimes 2 (a throwaway responder, 1 s delay levels; times and
+    offsets as recorded): the listener saw only m0, yet every send-back carried all three commit-log offsets."""
+    deliveries = [delivery(1, 77.0, "m0", 100, 0, "RECONSUME_LATER"),
+                  delivery(2, 1091.0, "m0", 3100, 1, "RECONSUME_LATER", origin=100),
+                  delivery(3, 2107.0, "m0", 6100, 2, "RECONSUME_LATER", origin=100)]
+    requests, stored = [], []
+    for r, (at, offsets) in enumerate([(95.0, (100, 1100, 2100)), (1110.0, (3100, 4100, 5100)),
+                                       (2126.0, (6100, 7100, 8100))]):
+        for key, offset in zip(("m0", "m1", "m2"), offsets, strict=True):
+            requests.append(send_back(at, offset))
+            topic, level = ("%DLQ%G", 0) if r == 2 else ("%RETRY%G", 3 + r)
+            stored.append(StoredCopy(at, offset, key, r + 1, topic, level))
+    requests += [persist(5096.0, 3, False), persist(7096.0, 3, False)]
+    return deliveries, requests, stored
+
+
+@once
+@given(st.just(None))
+def test_the_probed_batch_send_back_is_the_declared_cc02_deviation(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4), MessageSpec("m1", "TagA", 0,
+                         ("EXCEPTION",)), MessageSpec("m2", "TagA")))
+    settings = RunSettings(retry_max_times=2, topic_queue_nums=1)
+    run = run_of(workload, *probe_batch_run(), settings=settings)
+    verdicts = judge(run, predict(workload, settings))
+    found = statuses_of(verdicts)
+    assert found["CC-02"] == "deviates" and "never delivered" in next(v.detail for v in verdicts if v.rule == "CC-02")
+    assert found["SY-10"] == "conforms"  # dead-lettered, so accounted for: the loss is m1's and m2's consumption
+    assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_orderly_local_retries_without_reconsume_times_are_the_declared_or07_deviation(_):
+    """As probed: three suspends, each retried locally ~100 ms later with reconsumeTimes still 0."""
+    suspend = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+    workload = Workload((MessageSpec("m0", "TagA", 0, (suspend,) * 3),), mode="orderly")
+    deliveries = [delivery(n + 1, 100.0 * n, "m0", 100, 0, suspend if n < 3 else "SUCCESS", seen=n) for n in range(4)]
+    run = run_of(workload, deliveries, [persist(5000.0, 1, False)], [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["OR-07"] == "deviates" and "(0, 1, 2, 3)" in next(v.detail for v in verdicts if v.rule == "OR-07")
+    assert check_declarations(verdicts, run) == []
+    fixed = run_of(workload, [delivery(n + 1, 100.0 * n, "m0", 100, 0, "SUCCESS") for n in range(1)], [], [])
+    problems = check_declarations(judge(fixed, predict(Workload((MessageSpec("m0"),), mode="orderly"), SETTINGS)),
+                                  run_of(workload, deliveries, [], []))
+    assert any("OR-07" in p and "did not happen" in p for p in problems), problems
+
+
+@once
+@given(st.just(None))
+def test_a_broadcasting_batch_with_a_failure_loses_the_unseen_message_as_declared(_):
+    """As probed: BROADCASTING, m0 fails and m1 shares its pulled batch; the listener never sees m1, nothing is
+    sent back, and m1 is lost."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)), MessageSpec("m1", "TagA")),
+                        model="broadcasting")
+    settings = RunSettings(retry_max_times=2, topic_queue_nums=1)
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER")], [], [], settings=settings)
+    verdicts = judge(run, predict(workload, settings))
+    found = statuses_of(verdicts)
+    assert found["CC-09"] == "conforms" and found["CC-02"] == "deviates" and found["SY-10"] == "deviates", found
+    assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_send_back_refused_by_a_read_only_broker_deviates_from_cc06_and_cc07(_):
+    """NO_PERMISSION to the send-back: the 4.9.8 client's fallback send fails too and it retries locally 5 s later;
+    rocketmq-client-cpp drops the message."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),),
+                        (Fault("broker_not_writeable", "m0", 0),))
+    requests = [send_back(10.0, 100, code=16), persist(5000.0, 1, False)]
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER")], requests, [])
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-06"] == found["CC-07"] == found["SY-10"] == "deviates", found
+    assert check_declarations(verdicts, run) == []

@@ -27,7 +27,17 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from model.cluster import GROUP, Advance, CompleteConsume, Crash, ListenerInvoked, LockRequestsFail, Produce, SetMembers
+from model.cluster import (
+    GROUP,
+    Advance,
+    CompleteConsume,
+    Crash,
+    ListenerInvoked,
+    Livelock,
+    LockRequestsFail,
+    Produce,
+    SetMembers,
+)
 from model.config import Config
 from model.message import is_retry_topic
 from model.orderly import OrderlyResult, OrderlyStatus
@@ -78,6 +88,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.system = create_system(self.CONFIG, ("c1", "c2"))
+        self.livelocked = False
         self.max_deliveries = get_max_deliveries(self.CONFIG)
         self.produced = 0
         # (scope, mq, offset) the listener succeeded on, or that was given up. A scope is what shares progress:
@@ -91,7 +102,13 @@ class OrderlyConsumption(RuleBasedStateMachine):
     # ------------------------------------------------------------------ driving the system
 
     def apply(self, event_, answers=None):
+        # [SY-12] [PL-10] After a Livelock the history is over: the state is stuck at that instant (the Ledger has
+        # checked it is the 5.2.0+ cycle), and every later step would only spin to the bound again.
+        if self.livelocked:
+            return
         self.system, observations = step(self.system, event_)
+        self.livelocked = any(isinstance(o, Livelock) for o in observations)
+        assert not self.livelocked or self.CONFIG.profile.offset_illegal_freezes_immediately, "[SY-12] livelock"
         for observation in observations:
             for rule_id in observation.rules:
                 event(rule_id)

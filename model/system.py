@@ -172,9 +172,9 @@ class InstantBudget:
         self.time, self.fired, self.kinds = None, 0, Counter()
 
     def count(self, system: System, fired: int, kind: str) -> None:
-        """One call of the driver's loop: `fired` timers, the first of kind `kind`. A fast-forward window (more
-        than one timer) is idle time passing: it starts a new count wherever its clock ends."""
-        if system.now != self.time or fired > 1:
+        """One call of the driver's loop: `fired` timers, the first of kind `kind`, counted as one transition (a
+        fast-forward window of idle timers is one step of idle time passing, however many it fired)."""
+        if system.now != self.time:
             self.time, self.fired, self.kinds = system.now, 0, Counter()
         self.fired += 1
         self.kinds[kind] += 1

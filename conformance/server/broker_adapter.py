@@ -1,0 +1,117 @@
+"""The only module of conformance/ that imports model/: wire requests in, the model's broker decisions out.
+
+It holds the one reference to the model's broker state. Model time is milliseconds since the server started.
+"""
+
+from __future__ import annotations
+
+import random
+import types
+
+import attrs
+import immutables
+
+from conformance.codec.message import StoredMessage
+from conformance.settings import BrokerSettings
+from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, query_offset
+from model.config import Config
+from model.message import Message, MessageQueue, get_retry_topic
+from model.pull import get_broker_pull
+from model.queue_locks import on_lock_batch, on_unlock_batch
+from model.schedule import get_next_schedule_time, on_schedule_timer
+from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
+from model.store import put_message
+
+PROPERTY_TAGS = "TAGS"
+
+
+@attrs.define
+class BrokerAdapter:
+    settings: BrokerSettings
+    config: Config
+    broker: Broker
+    # The model's offset msg ids name one fixed store host (model.message.compute_message_id): the wire uses the
+    # same, so a client's msgId and the ORIGIN_MESSAGE_ID the model writes agree.
+    store_host: tuple[str, int] = ("127.0.0.1", 10911)
+    rng: random.Random = attrs.field(factory=lambda: random.Random(0))
+
+    def ensure_topic(self, topic: str) -> TopicConfig:
+        existing = self.broker.topics.get(topic)
+        if existing is None:
+            nums = self.settings.retry_queue_nums if topic.startswith("%RETRY%") else self.settings.topic_queue_nums
+            existing = TopicConfig(topic, nums, nums)
+            self.broker = attrs.evolve(self.broker, topics=self.broker.topics.set(topic, existing))
+        return existing
+
+    def ensure_group(self, group: str) -> None:
+        if group not in self.broker.groups:
+            config = SubscriptionGroupConfig(group, self.settings.retry_queue_nums, self.settings.retry_max_times)
+            self.broker = attrs.evolve(self.broker, groups=self.broker.groups.set(group, config))
+            self.ensure_topic(get_retry_topic(group))
+
+    def send(self, topic: str, queue_id: int, body: bytes, properties: dict[str, str], flag: int,
+             born_timestamp: int, reconsume_times: int, now: int) -> StoredMessage:
+        """SEND_MESSAGE(_V2): the model's store puts the message (a delayed one is parked by the store)."""
+        self.ensure_topic(topic)
+        message = Message(topic, body, properties.get(PROPERTY_TAGS), immutables.Map(properties), queue_id, -1, -1,
+                          "", reconsume_times, flag, born_timestamp)
+        store, stored = put_message(self.broker.store, message, now, self.config.delay_levels)
+        self.broker = attrs.evolve(self.broker, store=store)
+        return self.to_wire(stored)
+
+    def send_back(self, group: str, offset: int, delay_level: int, origin_topic: str, origin_msg_id: str,
+                  max_reconsume_times: int | None, now: int):
+        """CONSUMER_SEND_MSG_BACK: the model's handler decides (SB-01..SB-14); returns (code, remark, rules)."""
+        request = SendBackRequest(group, origin_topic, offset, delay_level, origin_msg_id, max_reconsume_times)
+        self.broker, result = on_consumer_send_msg_back(self.broker, self.config, request, now,
+                                                        self.rng.randrange(RANDOM_BOUND))
+        return result.code.value, result.remark, result.rules
+
+    def pull(self, topic: str, queue_id: int, offset: int, max_nums: int):
+        """PULL_MESSAGE's store lookup (the model's get_broker_pull): (status, messages, next, min, max)."""
+        config = attrs.evolve(self.config, pull_batch_size=max(1, min(max_nums, 1024)))
+        view = types.SimpleNamespace(broker=self.broker, min_offsets={}, config=config, subscription=None)
+        status, found, next_offset = get_broker_pull(view, MessageQueue(topic, queue_id), offset)
+        return status, [self.to_wire(m) for m in found], next_offset, 0, self.max_offset(topic, queue_id)
+
+    def max_offset(self, topic: str, queue_id: int) -> int:
+        return self.broker.store.get_max_offset_in_queue(topic, queue_id)
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        return query_offset(self.broker, group, topic, queue_id)
+
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        self.broker = commit_offset(self.broker, group, topic, queue_id, offset)
+
+    def lock(self, group: str, queues, client_id: str, now: int) -> list[tuple[str, int]]:
+        result = on_lock_batch(self.broker, group, [MessageQueue(t, q) for t, q in queues], client_id, now)
+        self.broker = result.broker
+        return sorted((mq.topic, mq.queue_id) for mq in result.granted)
+
+    def unlock(self, group: str, queues, client_id: str) -> None:
+        self.broker = on_unlock_batch(self.broker, group, [MessageQueue(t, q) for t, q in queues], client_id)
+
+    def set_perm(self, perm: int) -> None:
+        self.broker = attrs.evolve(self.broker, perm=perm)
+
+    def next_timer_due(self) -> int | None:
+        return get_next_schedule_time(self.broker, self.config)
+
+    def fire_timer(self, now: int) -> int:
+        """Let the model's delay timer fire at `now`; returns how many delayed messages it delivered."""
+        self.broker, deliveries = on_schedule_timer(self.broker, self.config, now)
+        return len(deliveries)
+
+    def to_wire(self, message: Message) -> StoredMessage:
+        return StoredMessage(topic=message.topic, body=message.body, queue_id=message.queue_id,
+                             queue_offset=message.queue_offset, commit_log_offset=message.commit_log_offset,
+                             properties=dict(message.properties), flag=message.flag,
+                             born_timestamp=message.born_timestamp, store_timestamp=message.store_timestamp,
+                             store_host=self.store_host, born_host=("127.0.0.1", 0),
+                             reconsume_times=message.reconsume_times)
+
+
+def create_broker_adapter(settings: BrokerSettings) -> BrokerAdapter:
+    config = Config(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
+                    retry_queue_nums=settings.retry_queue_nums)
+    return BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))

@@ -13,11 +13,12 @@ import immutables
 
 from conformance.codec.message import StoredMessage
 from conformance.settings import BrokerSettings
-from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, query_offset
+from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, is_writeable, query_offset
 from model.config import Config
-from model.message import Message, MessageQueue, get_retry_topic
+from model.message import Message, MessageQueue, get_retry_topic, is_retry_topic
 from model.pull import get_broker_pull
 from model.queue_locks import on_lock_batch, on_unlock_batch
+from model.retry_send import on_send_retry_message
 from model.schedule import get_next_schedule_time, on_schedule_timer
 from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
 from model.store import put_message
@@ -50,14 +51,24 @@ class BrokerAdapter:
             self.ensure_topic(get_retry_topic(group))
 
     def send(self, topic: str, queue_id: int, body: bytes, properties: dict[str, str], flag: int,
-             born_timestamp: int, reconsume_times: int, now: int) -> StoredMessage:
-        """SEND_MESSAGE(_V2): the model's store puts the message (a delayed one is parked by the store)."""
-        self.ensure_topic(topic)
+             born_timestamp: int, header: tuple[int | None, int | None], now: int):
+        """SEND_MESSAGE(_V2): a %RETRY% send is the model's RS handler; any other is stored by the model's store.
+
+        `header` is the request's (reconsumeTimes, maxReconsumeTimes). Returns (code, remark, stored or None, rules).
+        """
         message = Message(topic, body, properties.get(PROPERTY_TAGS), immutables.Map(properties), queue_id, -1, -1,
-                          "", reconsume_times, flag, born_timestamp)
+                          "", header[0] or 0, flag, born_timestamp)
+        if is_retry_topic(topic):
+            self.broker, result = on_send_retry_message(self.broker, self.config, message, header[0], header[1],
+                                                        now, self.rng.randrange(RANDOM_BOUND))
+            stored = None if result.stored is None else self.to_wire(result.stored)
+            return result.code.value, result.remark, stored, result.rules
+        config = self.ensure_topic(topic)
+        if not (is_writeable(self.broker.perm) and is_writeable(config.perm)):
+            return 16, f"the broker[{self.settings.broker_name}] sending message is forbidden", None, ()
         store, stored = put_message(self.broker.store, message, now, self.config.delay_levels)
         self.broker = attrs.evolve(self.broker, store=store)
-        return self.to_wire(stored)
+        return 0, "", self.to_wire(stored), ("ST-06",)
 
     def send_back(self, group: str, offset: int, delay_level: int, origin_topic: str, origin_msg_id: str,
                   max_reconsume_times: int | None, now: int):
@@ -76,6 +87,15 @@ class BrokerAdapter:
 
     def max_offset(self, topic: str, queue_id: int) -> int:
         return self.broker.store.get_max_offset_in_queue(topic, queue_id)
+
+    def min_offset(self, topic: str, queue_id: int) -> int:
+        return 0
+
+    def search_offset(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """The first queue offset stored at or after `timestamp` (the max offset when none is)."""
+        store, high = self.broker.store, self.max_offset(topic, queue_id)
+        return next((i for i in range(high) if store.get_message(topic, queue_id, i).store_timestamp >= timestamp),
+                    high)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         return query_offset(self.broker, group, topic, queue_id)

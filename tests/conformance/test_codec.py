@@ -24,7 +24,7 @@ from conformance.codec.remoting import (
     split_frames,
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.conformance]
 
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\u0001\u0002"), max_size=20)
 commands = st.builds(

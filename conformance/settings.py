@@ -22,6 +22,9 @@ class BrokerSettings:
     topic_queue_nums: int = 4
     broker_name: str = "broker-a"
     cluster_name: str = "DefaultCluster"
+    # Consumer groups whose subscription config and %RETRY% topic exist from the start, as after a first heartbeat:
+    # a client asks for the retry topic's route before its first heartbeat and refreshes routes only every 30 s.
+    groups: tuple[str, ...] = ()
 
 
 @attrs.define

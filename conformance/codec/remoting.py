@@ -123,9 +123,15 @@ def split_frames(buffer: bytes) -> tuple[list[RemotingCommand], bytes]:
     return commands, buffer[position:]
 
 
-async def read_command(reader) -> RemotingCommand:
-    """Read one frame from an asyncio StreamReader (raises IncompleteReadError at end of stream)."""
-    (length,) = struct.unpack(">i", await reader.readexactly(4))
+async def read_frame(reader) -> bytes:
+    """Read one whole frame's bytes from an asyncio StreamReader (IncompleteReadError at end of stream)."""
+    prefix = await reader.readexactly(4)
+    (length,) = struct.unpack(">i", prefix)
     if not 4 <= length <= MAX_FRAME:
         raise FrameError(f"frame length {length} outside 4..{MAX_FRAME}")
-    return decode_payload(await reader.readexactly(length))
+    return prefix + await reader.readexactly(length)
+
+
+async def read_command(reader) -> RemotingCommand:
+    """Read and decode one frame from an asyncio StreamReader."""
+    return decode_frame(await read_frame(reader))

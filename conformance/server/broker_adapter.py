@@ -11,11 +11,18 @@ import types
 import attrs
 import immutables
 
-from conformance.codec.message import StoredMessage
+from conformance.codec.message import StoredMessage, create_message_id
 from conformance.settings import BrokerSettings
 from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, is_writeable, query_offset
 from model.config import Config
-from model.message import Message, MessageQueue, get_retry_topic, is_retry_topic
+from model.message import (
+    PROPERTY_ORIGIN_MESSAGE_ID,
+    Message,
+    MessageQueue,
+    compute_message_id,
+    get_retry_topic,
+    is_retry_topic,
+)
 from model.pull import get_broker_pull
 from model.queue_locks import on_lock_batch, on_unlock_batch
 from model.retry_send import on_send_retry_message
@@ -24,6 +31,7 @@ from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_
 from model.store import put_message
 
 PROPERTY_TAGS = "TAGS"
+MODEL_ID_HOST = compute_message_id(0)[:16]
 
 
 @attrs.define
@@ -31,8 +39,9 @@ class BrokerAdapter:
     settings: BrokerSettings
     config: Config
     broker: Broker
-    # The model's offset msg ids name one fixed store host (model.message.compute_message_id): the wire uses the
-    # same, so a client's msgId and the ORIGIN_MESSAGE_ID the model writes agree.
+    # The broker's listening address: clients send CONSUMER_SEND_MSG_BACK to a message's store host (the C++
+    # client 1.2.3 does, MQClientAPIImpl.cpp), so it must be ours. The model's offset msg ids name one fixed host
+    # (model.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     rng: random.Random = attrs.field(factory=lambda: random.Random(0))
 
@@ -73,7 +82,8 @@ class BrokerAdapter:
     def send_back(self, group: str, offset: int, delay_level: int, origin_topic: str, origin_msg_id: str,
                   max_reconsume_times: int | None, now: int):
         """CONSUMER_SEND_MSG_BACK: the model's handler decides (SB-01..SB-14); returns (code, remark, rules)."""
-        request = SendBackRequest(group, origin_topic, offset, delay_level, origin_msg_id, max_reconsume_times)
+        request = SendBackRequest(group, origin_topic, offset, delay_level, self.to_model_id(origin_msg_id),
+                                  max_reconsume_times)
         self.broker, result = on_consumer_send_msg_back(self.broker, self.config, request, now,
                                                         self.rng.randrange(RANDOM_BOUND))
         return result.code.value, result.remark, result.rules
@@ -122,10 +132,23 @@ class BrokerAdapter:
         self.broker, deliveries = on_schedule_timer(self.broker, self.config, now)
         return len(deliveries)
 
+    def wire_id_host(self) -> str:
+        return create_message_id(self.store_host, 0)[:16]
+
+    def to_model_id(self, msg_id: str) -> str:
+        host = self.wire_id_host()
+        return MODEL_ID_HOST + msg_id[16:] if msg_id.startswith(host) and len(msg_id) == 32 else msg_id
+
+    def to_wire_id(self, msg_id: str) -> str:
+        return self.wire_id_host() + msg_id[16:] if msg_id.startswith(MODEL_ID_HOST) else msg_id
+
     def to_wire(self, message: Message) -> StoredMessage:
+        properties = dict(message.properties)
+        if PROPERTY_ORIGIN_MESSAGE_ID in properties:
+            properties[PROPERTY_ORIGIN_MESSAGE_ID] = self.to_wire_id(properties[PROPERTY_ORIGIN_MESSAGE_ID])
         return StoredMessage(topic=message.topic, body=message.body, queue_id=message.queue_id,
                              queue_offset=message.queue_offset, commit_log_offset=message.commit_log_offset,
-                             properties=dict(message.properties), flag=message.flag,
+                             properties=properties, flag=message.flag,
                              born_timestamp=message.born_timestamp, store_timestamp=message.store_timestamp,
                              store_host=self.store_host, born_host=("127.0.0.1", 0),
                              reconsume_times=message.reconsume_times)
@@ -134,4 +157,7 @@ class BrokerAdapter:
 def create_broker_adapter(settings: BrokerSettings) -> BrokerAdapter:
     config = Config(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
                     retry_queue_nums=settings.retry_queue_nums)
-    return BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))
+    adapter = BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))
+    for group in settings.groups:
+        adapter.ensure_group(group)
+    return adapter

@@ -12,7 +12,14 @@ import time
 import attrs
 
 from conformance.codec.codes import ResponseCode
-from conformance.codec.remoting import FrameError, RemotingCommand, encode_frame, make_response, read_command
+from conformance.codec.remoting import (
+    FrameError,
+    RemotingCommand,
+    decode_frame,
+    encode_frame,
+    make_response,
+    read_frame,
+)
 from conformance.server.broker_adapter import BrokerAdapter, create_broker_adapter
 from conformance.server.handlers import HANDLERS, describe_body
 from conformance.settings import BrokerSettings, Faults
@@ -27,6 +34,7 @@ class TraceEntry:
     direction: str
     peer: str
     command: RemotingCommand
+    raw: bytes = b""  # the frame's bytes as received (inbound only)
 
 
 @attrs.define(eq=False)
@@ -57,6 +65,8 @@ class Server:
             self._servers.append(server)
             port = server.sockets[0].getsockname()[1]
             setattr(self, f"{endpoint}_addr", f"127.0.0.1:{port}")
+            if endpoint == "broker":
+                self.adapter.store_host = ("127.0.0.1", port)
         self._spawn(self._run_timer())
         return self
 
@@ -120,8 +130,8 @@ class Server:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _record(self, endpoint: str, direction: str, peer: str, command: RemotingCommand) -> None:
-        self.trace.append(TraceEntry(self.now(), endpoint, direction, peer, command))
+    def _record(self, endpoint: str, direction: str, peer: str, command: RemotingCommand, raw: bytes = b"") -> None:
+        self.trace.append(TraceEntry(self.now(), endpoint, direction, peer, command, raw))
 
     async def _serve(self, reader, writer, endpoint: str) -> None:
         self._writers.add(writer)
@@ -129,8 +139,9 @@ class Server:
         peer, lock = f"{host}:{port}", asyncio.Lock()
         try:
             while True:
-                command = await read_command(reader)
-                self._record(endpoint, "in", peer, command)
+                raw = await read_frame(reader)
+                command = decode_frame(raw)
+                self._record(endpoint, "in", peer, command, raw)
                 if not command.is_response:
                     self._spawn(self._answer(command, writer, lock, endpoint, peer))
         except (asyncio.IncompleteReadError, ConnectionError, FrameError) as error:

@@ -37,7 +37,8 @@ def test_every_captured_frame_is_a_cpp_request(path):
 def test_pull_request_header():
     header = decode_frame(load("pull_message")).ext_fields
     assert (header["sysFlag"], header["suspendTimeoutMillis"], header["maxMsgNums"]) == ("6", "15000", "32")
-    assert (header["consumerGroup"], header["topic"], header["subscription"]) == ("G", "T", "*")
+    assert (header["consumerGroup"], header["subscription"]) == ("G", "*")
+    assert header["topic"] in {"T", "%RETRY%G"}  # the capture keeps whichever queue the client pulled first
 
 
 def test_send_back_header_has_no_origin_fields():

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.codec.codes import RequestCode as Rq
 from conformance.codec.codes import ResponseCode as Rs
-from conformance.codec.headers import encode_json_body, encode_send_header_v2
+from conformance.codec.headers import decode_json_body, encode_json_body, encode_send_header_v2
 from conformance.codec.message import decode_messages, encode_properties
 from conformance.remoting_client import RemotingClient
 from conformance.server.runner import run_server
@@ -123,3 +123,34 @@ def test_unknown_code_oneway_and_missing_route(runner):
     assert offset.header("offset") == "7"
     oneway = [e for e in runner.server.trace if e.command.code == Rq.UPDATE_CONSUMER_OFFSET]
     assert [e.direction for e in oneway] == ["in"] and oneway[0].command.is_oneway
+
+
+async def faulty_broker(runner):
+    server = runner.server
+    async with RemotingClient(server.broker_addr) as broker:
+        await heartbeat(broker)
+        await send(broker, TOPIC, 2, b"f")
+        (stored,) = decode_messages((await pull(broker, TOPIC, 2, 0)).body)
+        server.faults.send_back_error = True
+        error = await send_back(broker, stored)
+        server.faults.send_back_error, server.faults.send_back_silent = False, True
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(send_back(broker, stored), 0.5)
+        server.faults.send_back_silent, server.faults.pull_error = False, True
+        pulled = await pull(broker, TOPIC, 2, 0)
+        server.faults.pull_error = False
+        runner.loop.call_soon(server.set_broker_perm, 4)
+        await asyncio.sleep(0.05)
+        refused = await send(broker, TOPIC, 0, b"g")
+        route = decode_json_body((await broker.request(Rq.GET_ROUTEINFO_BY_TOPIC, {"topic": TOPIC})).body)
+        return error, pulled, refused, route
+
+
+def test_fault_switches(runner):
+    error, pulled, refused, route = asyncio.run(asyncio.wait_for(faulty_broker(runner), 30))
+    assert (error.code, pulled.code, refused.code) == (Rs.SYSTEM_ERROR, Rs.SYSTEM_ERROR, Rs.NO_PERMISSION)
+    assert route["queueDatas"][0]["perm"] == 4
+    trace = runner.server.trace
+    send_backs = {e.command.opaque for e in trace if e.direction == "in" and e.command.code == Rq.CONSUMER_SEND_MSG_BACK}
+    answers = [e.command.code for e in trace if e.direction == "out" and e.command.opaque in send_backs]
+    assert len(send_backs) == 2 and answers == [Rs.SYSTEM_ERROR]  # the silent one was never answered

@@ -151,6 +151,7 @@ def test_fault_switches(runner):
     assert (error.code, pulled.code, refused.code) == (Rs.SYSTEM_ERROR, Rs.SYSTEM_ERROR, Rs.NO_PERMISSION)
     assert route["queueDatas"][0]["perm"] == 4
     trace = runner.server.trace
-    send_backs = {e.command.opaque for e in trace if e.direction == "in" and e.command.code == Rq.CONSUMER_SEND_MSG_BACK}
+    send_backs = {e.command.opaque for e in trace
+                  if e.direction == "in" and e.command.code == Rq.CONSUMER_SEND_MSG_BACK}
     answers = [e.command.code for e in trace if e.direction == "out" and e.command.opaque in send_backs]
     assert len(send_backs) == 2 and answers == [Rs.SYSTEM_ERROR]  # the silent one was never answered

@@ -1,0 +1,1 @@
+"""Wire-level conformance harness: RocketMQ remoting codec, a model-backed name server and broker, client drivers."""

@@ -1,0 +1,1 @@
+"""A model-backed RocketMQ name server and broker on loopback."""

@@ -1,0 +1,163 @@
+"""The only module of conformance/ that imports model/: wire requests in, the model's broker decisions out.
+
+It holds the one reference to the model's broker state. Model time is milliseconds since the server started.
+"""
+
+from __future__ import annotations
+
+import random
+import types
+
+import attrs
+import immutables
+
+from conformance.codec.message import StoredMessage, create_message_id
+from conformance.settings import BrokerSettings
+from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, is_writeable, query_offset
+from model.config import Config
+from model.message import (
+    PROPERTY_ORIGIN_MESSAGE_ID,
+    Message,
+    MessageQueue,
+    compute_message_id,
+    get_retry_topic,
+    is_retry_topic,
+)
+from model.pull import get_broker_pull
+from model.queue_locks import on_lock_batch, on_unlock_batch
+from model.retry_send import on_send_retry_message
+from model.schedule import get_next_schedule_time, on_schedule_timer
+from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
+from model.store import put_message
+
+PROPERTY_TAGS = "TAGS"
+MODEL_ID_HOST = compute_message_id(0)[:16]
+
+
+@attrs.define
+class BrokerAdapter:
+    settings: BrokerSettings
+    config: Config
+    broker: Broker
+    # The broker's listening address: clients send CONSUMER_SEND_MSG_BACK to a message's store host (the C++
+    # client 1.2.3 does, MQClientAPIImpl.cpp), so it must be ours. The model's offset msg ids name one fixed host
+    # (model.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
+    store_host: tuple[str, int] = ("127.0.0.1", 10911)
+    rng: random.Random = attrs.field(factory=lambda: random.Random(0))
+
+    def ensure_topic(self, topic: str) -> TopicConfig:
+        existing = self.broker.topics.get(topic)
+        if existing is None:
+            nums = self.settings.retry_queue_nums if topic.startswith("%RETRY%") else self.settings.topic_queue_nums
+            existing = TopicConfig(topic, nums, nums)
+            self.broker = attrs.evolve(self.broker, topics=self.broker.topics.set(topic, existing))
+        return existing
+
+    def ensure_group(self, group: str) -> None:
+        if group not in self.broker.groups:
+            config = SubscriptionGroupConfig(group, self.settings.retry_queue_nums, self.settings.retry_max_times)
+            self.broker = attrs.evolve(self.broker, groups=self.broker.groups.set(group, config))
+            self.ensure_topic(get_retry_topic(group))
+
+    def send(self, topic: str, queue_id: int, body: bytes, properties: dict[str, str], flag: int,
+             born_timestamp: int, header: tuple[int | None, int | None], now: int):
+        """SEND_MESSAGE(_V2): a %RETRY% send is the model's RS handler; any other is stored by the model's store.
+
+        `header` is the request's (reconsumeTimes, maxReconsumeTimes). Returns (code, remark, stored or None, rules).
+        """
+        message = Message(topic, body, properties.get(PROPERTY_TAGS), immutables.Map(properties), queue_id, -1, -1,
+                          "", header[0] or 0, flag, born_timestamp)
+        if is_retry_topic(topic):
+            self.broker, result = on_send_retry_message(self.broker, self.config, message, header[0], header[1],
+                                                        now, self.rng.randrange(RANDOM_BOUND))
+            stored = None if result.stored is None else self.to_wire(result.stored)
+            return result.code.value, result.remark, stored, result.rules
+        config = self.ensure_topic(topic)
+        if not (is_writeable(self.broker.perm) and is_writeable(config.perm)):
+            return 16, f"the broker[{self.settings.broker_name}] sending message is forbidden", None, ()
+        store, stored = put_message(self.broker.store, message, now, self.config.delay_levels)
+        self.broker = attrs.evolve(self.broker, store=store)
+        return 0, "", self.to_wire(stored), ("ST-06",)
+
+    def send_back(self, group: str, offset: int, delay_level: int, origin_topic: str, origin_msg_id: str,
+                  max_reconsume_times: int | None, now: int):
+        """CONSUMER_SEND_MSG_BACK: the model's handler decides (SB-01..SB-14); returns (code, remark, rules)."""
+        request = SendBackRequest(group, origin_topic, offset, delay_level, self.to_model_id(origin_msg_id),
+                                  max_reconsume_times)
+        self.broker, result = on_consumer_send_msg_back(self.broker, self.config, request, now,
+                                                        self.rng.randrange(RANDOM_BOUND))
+        return result.code.value, result.remark, result.rules
+
+    def pull(self, topic: str, queue_id: int, offset: int, max_nums: int):
+        """PULL_MESSAGE's store lookup (the model's get_broker_pull): (status, messages, next, min, max)."""
+        config = attrs.evolve(self.config, pull_batch_size=max(1, min(max_nums, 1024)))
+        view = types.SimpleNamespace(broker=self.broker, min_offsets={}, config=config, subscription=None)
+        status, found, next_offset = get_broker_pull(view, MessageQueue(topic, queue_id), offset)
+        return status, [self.to_wire(m) for m in found], next_offset, 0, self.max_offset(topic, queue_id)
+
+    def max_offset(self, topic: str, queue_id: int) -> int:
+        return self.broker.store.get_max_offset_in_queue(topic, queue_id)
+
+    def min_offset(self, topic: str, queue_id: int) -> int:
+        return 0
+
+    def search_offset(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """The first queue offset stored at or after `timestamp` (the max offset when none is)."""
+        store, high = self.broker.store, self.max_offset(topic, queue_id)
+        return next((i for i in range(high) if store.get_message(topic, queue_id, i).store_timestamp >= timestamp),
+                    high)
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        return query_offset(self.broker, group, topic, queue_id)
+
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        self.broker = commit_offset(self.broker, group, topic, queue_id, offset)
+
+    def lock(self, group: str, queues, client_id: str, now: int) -> list[tuple[str, int]]:
+        result = on_lock_batch(self.broker, group, [MessageQueue(t, q) for t, q in queues], client_id, now)
+        self.broker = result.broker
+        return sorted((mq.topic, mq.queue_id) for mq in result.granted)
+
+    def unlock(self, group: str, queues, client_id: str) -> None:
+        self.broker = on_unlock_batch(self.broker, group, [MessageQueue(t, q) for t, q in queues], client_id)
+
+    def set_perm(self, perm: int) -> None:
+        self.broker = attrs.evolve(self.broker, perm=perm)
+
+    def next_timer_due(self) -> int | None:
+        return get_next_schedule_time(self.broker, self.config)
+
+    def fire_timer(self, now: int) -> int:
+        """Let the model's delay timer fire at `now`; returns how many delayed messages it delivered."""
+        self.broker, deliveries = on_schedule_timer(self.broker, self.config, now)
+        return len(deliveries)
+
+    def wire_id_host(self) -> str:
+        return create_message_id(self.store_host, 0)[:16]
+
+    def to_model_id(self, msg_id: str) -> str:
+        host = self.wire_id_host()
+        return MODEL_ID_HOST + msg_id[16:] if msg_id.startswith(host) and len(msg_id) == 32 else msg_id
+
+    def to_wire_id(self, msg_id: str) -> str:
+        return self.wire_id_host() + msg_id[16:] if msg_id.startswith(MODEL_ID_HOST) else msg_id
+
+    def to_wire(self, message: Message) -> StoredMessage:
+        properties = dict(message.properties)
+        if PROPERTY_ORIGIN_MESSAGE_ID in properties:
+            properties[PROPERTY_ORIGIN_MESSAGE_ID] = self.to_wire_id(properties[PROPERTY_ORIGIN_MESSAGE_ID])
+        return StoredMessage(topic=message.topic, body=message.body, queue_id=message.queue_id,
+                             queue_offset=message.queue_offset, commit_log_offset=message.commit_log_offset,
+                             properties=properties, flag=message.flag,
+                             born_timestamp=message.born_timestamp, store_timestamp=message.store_timestamp,
+                             store_host=self.store_host, born_host=("127.0.0.1", 0),
+                             reconsume_times=message.reconsume_times)
+
+
+def create_broker_adapter(settings: BrokerSettings) -> BrokerAdapter:
+    config = Config(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
+                    retry_queue_nums=settings.retry_queue_nums)
+    adapter = BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))
+    for group in settings.groups:
+        adapter.ensure_group(group)
+    return adapter

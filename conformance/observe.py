@@ -99,14 +99,25 @@ def compute_delays_ms(message_delay_level: str) -> list[int]:
     return [int(entry[:-1]) * units[entry[-1]] for entry in message_delay_level.split(" ")]
 
 
+def to_model_message_id(msg_id: str) -> str:
+    """An offset message id as the model names it: the same commit-log offset (its last 16 hex digits) under the
+    model's one store host — a broker on the wire stores its own address there, and a client reads ids from it."""
+    try:
+        return compute_message_id(int(msg_id[-16:], 16)) if len(msg_id) == 32 else msg_id
+    except ValueError:
+        return msg_id
+
+
 def to_message(record: dict, settings) -> Message:
     """A delivered message record as the model's Message, named as the model names the run's group and topic.
 
     The msg id is the broker's offset message id of the copy (what ORIGIN_MESSAGE_ID holds), whatever id the
-    client reports."""
+    client reports; ORIGIN_MESSAGE_ID is named the model's way too."""
     properties = dict(record["properties"])
     if "RETRY_TOPIC" in properties:
         properties["RETRY_TOPIC"] = TOPIC
+    if "ORIGIN_MESSAGE_ID" in properties:
+        properties["ORIGIN_MESSAGE_ID"] = to_model_message_id(properties["ORIGIN_MESSAGE_ID"])
     return Message(TOPIC, b"", properties.get("TAGS"), immutables.Map(properties), record["queueId"],
                    record["queueOffset"], record["commitLogOffset"], compute_message_id(record["commitLogOffset"]),
                    record["reconsumeTimes"])

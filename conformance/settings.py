@@ -7,6 +7,8 @@ table for tests is one second per level (COMPRESSED_DELAY_LEVEL), not 100 ms.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 COMPRESSED_DELAY_LEVEL = " ".join(["1s"] * 18)
@@ -34,3 +36,9 @@ class Faults:
     send_back_error: bool = False  # CONSUMER_SEND_MSG_BACK answered SYSTEM_ERROR
     send_back_silent: bool = False  # CONSUMER_SEND_MSG_BACK never answered (the client times out)
     pull_error: bool = False  # PULL_MESSAGE answered SYSTEM_ERROR
+    # A workload's own faults, request by request: called with the server and the request, it returns the fault
+    # kind for that request ("send_back_error", "send_back_timeout", "broker_not_writeable", "pull_error") or None.
+    script: Callable | None = None
+
+    def get_kind(self, server, request) -> str | None:
+        return None if self.script is None else self.script(server, request)

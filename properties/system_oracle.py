@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from hypothesis import event
+from hypothesis import currently_in_test_context, event
 
 from model.cluster import (
     TOPIC,
@@ -34,6 +34,13 @@ DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200
 # The handler of each observation type (None: not recorded), looked up once per type.
 HANDLERS: dict[type, object] = {}
 
+
+
+def mark(value: str) -> None:
+    """Hypothesis' event(), where there is a test case to mark: the Ledger also checks a real client's run from a
+    plain test (tests/conformance/), which has none."""
+    if currently_in_test_context():
+        event(value)
 
 class Ledger:
     """What happened to each produced message (by UNIQ_KEY), built from observations only."""
@@ -81,7 +88,7 @@ class Ledger:
         kinds = dict(o.kinds)
         assert self.config.profile.offset_illegal_freezes_immediately, f"[SY-12] {o} in {self.config.profile.name}"
         assert kinds.get("OffsetIllegalFix", 0) > 0 and kinds.get("PullDue", 0) > 0, f"[SY-12] unknown cycle {o}"
-        event("SY-12")
+        mark("SY-12")
 
     def on_Produced(self, o: Produced):
         key = o.message.uniq_key
@@ -94,7 +101,7 @@ class Ledger:
         for m in o.messages:
             assert m.uniq_key not in self.unsubscribed, f"[PL-05] listener saw tag {m.tags!r} it did not subscribe"
             if self.unsubscribed:
-                event("PL-05")
+                mark("PL-05")
             self.invocations[m.uniq_key] += 1
             if not is_retry_topic(o.queue.topic) and m.reconsume_times == 0:
                 # The id the broker links retries to is the consumed copy's (a delayed produce is re-stored).
@@ -112,7 +119,7 @@ class Ledger:
         copies = self.copies[m.uniq_key]
         copies.add(m.msg_id)
         if m.uniq_key in self.forked:
-            event("SY-05 a copy sent back twice forks the retry chain")
+            mark("SY-05 a copy sent back twice forks the retry chain")
             return
         assert len(copies) <= 1 + self.max_times, f"[SY-05] {m.uniq_key}: {len(copies)} copies, max {self.max_times}"
 
@@ -121,21 +128,21 @@ class Ledger:
         assert m.reconsume_times <= self.max_times, f"[SY-05] redelivered with reconsumeTimes {m.reconsume_times}"
         due = self.earliest_retry.get((m.uniq_key, m.reconsume_times))
         assert due is not None and now >= due, f"[SY-06] retry of {m.uniq_key} at {now}, due {due}"
-        event("SY-06")
+        mark("SY-06")
         assert m.get_property(PROPERTY_RETRY_TOPIC) == m.topic == TOPIC, f"[SY-09] {m.uniq_key} topic {m.topic}"
         origin = m.get_property(PROPERTY_ORIGIN_MESSAGE_ID)
         if origin is None:
             # Only a first failure sent through the client fallback of a profile with the #9481 bug loses it.
             assert m.uniq_key in self.lost_origin, f"[SY-09] {m.uniq_key} redelivered without ORIGIN_MESSAGE_ID"
-            event("SY-09")
-            event("SY-09 ORIGIN_MESSAGE_ID lost by the fallback (profile)")
+            mark("SY-09")
+            mark("SY-09 ORIGIN_MESSAGE_ID lost by the fallback (profile)")
         elif m.uniq_key in self.lost_origin and origin in self.copies[m.uniq_key]:
             # Once lost, the broker's next send-back links the chain to the retry copy it was given (SMP).
-            event("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
+            mark("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
         else:
             first = self.origin_ids[m.uniq_key]
             assert origin in (first, m.uniq_key), f"[SY-09] origin {origin}, first id {first}"
-            event("SY-09")
+            mark("SY-09")
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):
         if not o.discarded:
@@ -150,8 +157,8 @@ class Ledger:
             # back even when BROADCASTING; a failed one never is.
             assert "CT-02" in o.rules, "[SY-08] a BROADCASTING consumer sent a failed message back"
             self.broadcast_timeouts += 1
-            event("SY-08")
-            event("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
+            mark("SY-08")
+            mark("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
         key, stored = o.message.uniq_key, o.stored
         if o.path == "fallback" and o.message.get_property(PROPERTY_ORIGIN_MESSAGE_ID) is None:
             if not self.config.profile.fallback_keeps_origin_message_id:
@@ -178,7 +185,7 @@ class Ledger:
         out_of_retries = r + 1 >= self.max_times if early else r >= self.max_times
         asked = o.path == "rpc" and o.delay_level < 0
         assert out_of_retries or asked, f"[SY-05] DLQ at {(o.path, o.delay_level, r, self.max_times)}"
-        event("SY-05 DLQ: " + ("out of retries" if out_of_retries else "level < 0"))
+        mark("SY-05 DLQ: " + ("out of retries" if out_of_retries else "level < 0"))
 
     def on_DlqArrival(self, o: DlqArrival):
         self.dlq.add(o.message.uniq_key)
@@ -188,7 +195,7 @@ class Ledger:
         key = (o.client_id, o.queue, o.lifetime)
         previous = self.client_offsets.get(key, -1)
         assert o.offset >= previous, f"[SY-04] client offset of {o.queue} went {previous} -> {o.offset}"
-        event("SY-04")
+        mark("SY-04")
         self.client_offsets[key] = o.offset
 
     def on_OffsetCommitted(self, o: OffsetCommitted):
@@ -203,7 +210,7 @@ class Ledger:
         assert not same or o.source == "persist", f"[SY-02] a {o.source} of {o.lifetime} lowered its own offset"
         kind = ("reordered one-way of one lifetime" if same else f"{o.source} of another lifetime")
         self.broker_decreases.append(kind)
-        event("SY-02 broker offset decreased: " + kind)
+        mark("SY-02 broker offset decreased: " + kind)
 
     def get_unaccounted(self):
         """[SY-10] Produced messages neither succeeded, nor dead-lettered, nor dropped by design."""

@@ -44,6 +44,8 @@ class BrokerAdapter:
     # (model.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     rng: random.Random = attrs.field(factory=lambda: random.Random(0))
+    # What each successful CONSUMER_SEND_MSG_BACK stored: (model time, the commit-log offset it named, the copy).
+    sent_back: list = attrs.field(factory=list)
 
     def ensure_topic(self, topic: str) -> TopicConfig:
         existing = self.broker.topics.get(topic)
@@ -86,6 +88,8 @@ class BrokerAdapter:
                                   max_reconsume_times)
         self.broker, result = on_consumer_send_msg_back(self.broker, self.config, request, now,
                                                         self.rng.randrange(RANDOM_BOUND))
+        if result.stored is not None:
+            self.sent_back.append((now, offset, result.stored))
         return result.code.value, result.remark, result.rules
 
     def pull(self, topic: str, queue_id: int, offset: int, max_nums: int):

@@ -120,10 +120,13 @@ async def send_message(server, request: RemotingCommand) -> RemotingCommand:
 
 
 async def send_back(server, request: RemotingCommand) -> RemotingCommand | None:
-    if server.faults.send_back_silent:
+    kind = server.faults.get_kind(server, request)
+    if server.faults.send_back_silent or kind == "send_back_timeout":
         return None
-    if server.faults.send_back_error:
+    if server.faults.send_back_error or kind == "send_back_error":
         return make_response(request, Rs.SYSTEM_ERROR, "injected fault: send-back error")
+    if kind == "broker_not_writeable":
+        return make_response(request, Rs.NO_PERMISSION, "injected fault: the broker is not writeable")
     code, remark, _rules = server.adapter.send_back(
         request.header("group", ""), int(request.header("offset", "-1")), int(request.header("delayLevel", "0")),
         request.header("originTopic", ""), request.header("originMsgId", ""),
@@ -133,7 +136,7 @@ async def send_back(server, request: RemotingCommand) -> RemotingCommand | None:
 
 
 async def pull_message(server, request: RemotingCommand) -> RemotingCommand:
-    if server.faults.pull_error:
+    if server.faults.pull_error or server.faults.get_kind(server, request) == "pull_error":
         return make_response(request, Rs.SYSTEM_ERROR, "injected fault: pull error")
     group, (topic, queue_id) = request.header("consumerGroup", ""), queue_of(request)
     flags, offset = int(request.header("sysFlag", "0")), int(request.header("queueOffset", "0"))

@@ -1,0 +1,100 @@
+"""The model-backed backend of a conformance run: conformance/server/ (every decision the model's broker half's)
+in a background thread, seen through the `Backend` protocol of conformance/run.py.
+
+It applies the run's settings as the broker's (group, retryMaxTimes, delay table, queues), injects the
+workload's faults request by request — a send-back fault at the CONSUMER_SEND_MSG_BACK that follows delivery
+`delivery` of message `key` (the stored copy's reconsumeTimes, found by the header's commit-log offset), a pull
+fault at the `delivery`-th PULL_MESSAGE — and reports the wire trace and what each send-back stored on the
+client driver's clock (`time.monotonic()` in ms).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+
+from conformance.codec.codes import RequestCode
+from conformance.observe import StoredCopy, WireRequest
+from conformance.predict import RunSettings
+from conformance.server.runner import run_server
+from conformance.settings import BrokerSettings, Faults
+from conformance.workload import Workload
+from model.message import SCHEDULE_TOPIC
+
+
+def get_destination(copy) -> str:
+    """Where a stored copy is bound: a parked retry's REAL_TOPIC, else its own topic (a DLQ copy keeps the
+    REAL_TOPIC property of the retry it came from, so the property alone would misfile it)."""
+    return copy.get_property("REAL_TOPIC") if copy.topic == SCHEDULE_TOPIC else copy.topic
+
+
+class ModelBackend:
+    """One model-backed server for one workload (fresh ports, fresh state)."""
+
+    def __init__(self, runner, settings: RunSettings, workload: Workload):
+        self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
+        self.pulls = itertools.count()
+        self.started_ms = time.monotonic() * 1000 - self.server.now()
+        self.server.faults.script = self.get_fault_kind
+        self.namesrv = self.server.namesrv_addr
+
+    def get_fault_kind(self, server, request) -> str | None:
+        """The workload's fault for this request, if any (called on the server's loop)."""
+        if request.code == RequestCode.PULL_MESSAGE:
+            number = next(self.pulls)
+            return "pull_error" if any(f.kind == "pull_error" and f.delivery == number
+                                       for f in self.workload.faults) else None
+        if request.code != RequestCode.CONSUMER_SEND_MSG_BACK:
+            return None
+        message = server.adapter.broker.store.look_message_by_offset(int(request.header("offset", "-1")))
+        if message is None:
+            return None
+        fault = self.workload.get_send_back_fault(message.uniq_key, message.reconsume_times)
+        return None if fault is None else fault.kind
+
+    def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
+        properties = {"UNIQ_KEY": key, **({"TAGS": tags} if tags else {}),
+                      **({"DELAY": str(delay_level)} if delay_level else {})}
+
+        def send():
+            result = self.server.adapter.send(self.settings.topic, queue_id, key.encode(), properties, 0,
+                                              self.server.now(), (None, None), self.server.advance())
+            self.server.notify_store_changed()
+            return result
+
+        code, remark, _stored, _rules = self.runner.call(send)
+        if code != 0:
+            raise RuntimeError(f"the model-backed broker refused to store {key}: {code} {remark}")
+
+    def get_requests(self) -> list[WireRequest]:
+        """The client's requests in arrival order, each with the code of its response (None: unanswered)."""
+        entries = self.runner.call(lambda: list(self.server.trace))
+        answers = {(e.peer, e.command.opaque): e.command.code for e in entries if e.direction == "out"}
+        connections: dict[str, int] = {}
+        requests = []
+        for entry in entries:
+            if entry.direction != "in" or entry.command.is_response:
+                continue
+            connection = connections.setdefault(entry.peer, len(connections))
+            command = entry.command
+            requests.append(WireRequest(self.started_ms + entry.at, command.code, dict(command.ext_fields or {}),
+                                        command.flag, answers.get((entry.peer, command.opaque)), connection))
+        return requests
+
+    def get_stored_copies(self) -> list[StoredCopy]:
+        sent_back = self.runner.call(lambda: list(self.server.adapter.sent_back))
+        return [StoredCopy(self.started_ms + at, offset, copy.uniq_key, copy.reconsume_times,
+                           get_destination(copy), copy.delay_time_level) for at, offset, copy in sent_back]
+
+    def has_delayed(self) -> bool:
+        return self.runner.call(lambda: self.server.adapter.next_timer_due()) is not None
+
+
+@contextlib.contextmanager
+def open_model_backend(settings: RunSettings, workload: Workload):
+    """`with open_model_backend(settings, workload) as backend:` a started server, always stopped."""
+    broker = BrokerSettings(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
+                            topic_queue_nums=settings.topic_queue_nums, groups=(settings.group,))
+    with run_server(broker, Faults()) as runner:
+        yield ModelBackend(runner, settings, workload)

@@ -20,7 +20,7 @@ from reports.spec_rules import RULE_ID
 
 MAX_FAILURES = 5  # unexpected failures shown in full, newest first
 MAX_ROWS = 10  # rows of the cost and quarantine tables
-FULL_COPY = "the `representation` column of the Parquet table `failures`, and index.html"
+FULL_COPY = "the `representation` column of the Parquet table `failures` (Outputs)"
 
 
 def render_table(header: list[str], rows: list[list[object]]) -> list[str]:

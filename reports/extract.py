@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports import schema
+from reports.filesystem import get_file_system
 from reports.local_frame import create_frame
 from reports.run_context import RUN_ID_RULE, is_valid_run_id
 
@@ -49,15 +50,9 @@ class ReportInputError(Exception):
 Lister = Callable[[str], list[tuple[str, bool, int, int]]]
 
 
-def _file_system(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def list_directory(spark: SparkSession, path: str) -> list[tuple[str, bool, int, int]]:
     """(path, is directory, length, modification time) of each entry; ReportInputError if `path` is missing."""
-    fs, hadoop_path = _file_system(spark, path)
+    fs, hadoop_path = get_file_system(spark, path)
     if not fs.exists(hadoop_path):
         raise ReportInputError(f"input path does not exist: {path}")
     if not fs.getFileStatus(hadoop_path).isDirectory():

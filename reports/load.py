@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
+from reports.filesystem import get_file_system
 from reports.local_frame import create_frame
 
 RECORDS, MARKERS = "records", "_ingested"
@@ -76,14 +77,9 @@ def get_table_path(root: str, name: str) -> str:
     return f"{root.rstrip('/')}/{name}"
 
 
-def _path(spark: SparkSession, path: str):
-    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
     """Run id -> fingerprint of the input it was ingested from."""
-    fs, path = _path(spark, get_table_path(warehouse, MARKERS))
+    fs, path = get_file_system(spark, get_table_path(warehouse, MARKERS))
     if not fs.exists(path):
         return {}
     return parse_markers(status.getPath().getName() for status in fs.listStatus(path))
@@ -101,7 +97,7 @@ def parse_markers(names) -> dict[str, str]:
 
 
 def exists(spark: SparkSession, path: str) -> bool:
-    fs, hadoop_path = _path(spark, path)
+    fs, hadoop_path = get_file_system(spark, path)
     return fs.exists(hadoop_path)
 
 
@@ -113,7 +109,7 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
         if run_id in known:
             paths.append(f"{get_table_path(warehouse, MARKERS)}/{run_id}@{known[run_id]}")
         for text in paths:
-            fs, path = _path(spark, text)
+            fs, path = get_file_system(spark, text)
             fs.delete(path, True)
 
 
@@ -134,19 +130,19 @@ def has_partials(spark: SparkSession, warehouse: str) -> bool:
 def delete_partials(spark: SparkSession, warehouse: str) -> None:
     """Removes every partial table (and their format's marker), to be rebuilt from the records."""
     for name in (*schema.PARTIALS, PARTIALS_MARKER, *OLD_PARTIALS_MARKERS):
-        fs, path = _path(spark, get_table_path(warehouse, name))
+        fs, path = get_file_system(spark, get_table_path(warehouse, name))
         fs.delete(path, True)
 
 
 def mark_partials(spark: SparkSession, warehouse: str) -> None:
-    fs, path = _path(spark, get_table_path(warehouse, PARTIALS_MARKER))
+    fs, path = get_file_system(spark, get_table_path(warehouse, PARTIALS_MARKER))
     fs.create(path, True).close()
 
 
 def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
     """Written after the data: a run whose write did not finish has no marker and is ingested again."""
     for run_id, fingerprint in fingerprints.items():
-        fs, path = _path(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
+        fs, path = get_file_system(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
         fs.create(path, True).close()
 
 

@@ -16,6 +16,9 @@ import time
 
 import pytest
 from hypothesis import settings
+
+# Hypothesis' observability (its test-case observations) has no public module yet: add/remove_observability_callback
+# and OBSERVABILITY_COLLECT_COVERAGE live in hypothesis.internal.observability, as its documentation shows them.
 from hypothesis.internal import observability
 
 from reports import run_context
@@ -32,6 +35,7 @@ class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
+        # The JSON form Hypothesis itself writes observations in (no public function makes it).
         from hypothesis.strategies._internal.utils import to_jsonable
 
         from reports import schema

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
-from properties.suite import get_suite_config
+from properties.suite import check_environment, get_suite_config
+from reports import run_context
 
 FAST = {"max_examples": 20, "stateful_step_count": 30, "deadline": None}
 DEEP = {"max_examples": 400, "stateful_step_count": 100, "deadline": None}
@@ -24,6 +26,7 @@ QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("fast", suppress_health_check=QUIET, **FAST)
 settings.register_profile("ci", settings.get_profile("ci"), suppress_health_check=QUIET, **FAST)
 settings.register_profile("deep", suppress_health_check=QUIET, **DEEP)
+PROFILES = ("fast", "ci", "deep")
 
 
 def get_hypothesis_profile_name() -> str:
@@ -34,7 +37,14 @@ def get_hypothesis_profile_name() -> str:
     return "ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "fast"
 
 
-settings.load_profile(get_hypothesis_profile_name())
+def check_hypothesis_profile() -> None:
+    name = get_hypothesis_profile_name()
+    if name not in PROFILES:
+        raise run_context.SettingError("RMQSPEC_HYPOTHESIS_PROFILE", name, f"one of {', '.join(PROFILES)}")
+
+
+if get_hypothesis_profile_name() in PROFILES:  # a bad name is reported by pytest_configure, as one line
+    settings.load_profile(get_hypothesis_profile_name())
 
 pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process
 
@@ -47,8 +57,15 @@ def pytest_report_header(config):
     return [f"hypothesis profile: {get_hypothesis_profile_name()}", f"suite configuration: {get_suite_config()!r}"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis' plugin, which applies the seed that register() sets
 def pytest_configure(config):
     from reports.plugin import register
 
-    register(config)  # report files of Hypothesis observations when RMQSPEC_REPORTS=1 (reports/run_context.py)
-
+    try:  # every RMQSPEC_* setting, before anything runs: one line naming the variable, value and valid values
+        check_environment()
+        check_hypothesis_profile()
+        run_context.check_environment()
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    # RMQSPEC_HYPOTHESIS_SEED for every test; report files of Hypothesis observations when RMQSPEC_REPORTS=1.
+    register(config)

@@ -35,25 +35,42 @@ MACHINE_THRESHOLDS = {
 }
 
 
+# Variable -> (the Config field it sets, its default).
+CONFIG_VARIABLES = {
+    "RMQSPEC_VERSION": ("profile", "4.9.8"),
+    "RMQSPEC_MESSAGE_MODEL": ("message_model", "clustering"),
+    "RMQSPEC_CONSUME_MODE": ("consume_mode", "concurrently"),
+}
+
+
 def get_retry_preset(environ: dict[str, str] | None = None) -> str:
-    """RMQSPEC_RETRY_PRESET, checked; a bad value raises ConfigError."""
+    """RMQSPEC_RETRY_PRESET, checked; a bad value raises ConfigError naming the variable."""
     env = os.environ if environ is None else environ
-    preset = env.get("RMQSPEC_RETRY_PRESET", "default")
+    preset = env.get("RMQSPEC_RETRY_PRESET") or "default"
     if preset not in RETRY_PRESETS:
-        raise ConfigError("retry_preset", preset, f"one of {', '.join(RETRY_PRESETS)}")
+        raise ConfigError("RMQSPEC_RETRY_PRESET", preset, f"one of {', '.join(RETRY_PRESETS)}")
     return preset
 
 
-def get_suite_config(environ: dict[str, str] | None = None) -> Config:
-    """The Config that the environment selects; a bad value raises ConfigError naming the variable's field."""
+def check_environment(environ: dict[str, str] | None = None) -> None:
+    """Each configuration variable on its own (conftest.py calls this at session start, so a run fails on a bad
+    value even when no collected module builds a Config): ConfigError naming the variable, value and valid values."""
     env = os.environ if environ is None else environ
-    preset = get_retry_preset(env)
-    return Config(
-        profile=env.get("RMQSPEC_VERSION", "4.9.8"),
-        message_model=env.get("RMQSPEC_MESSAGE_MODEL", "clustering"),
-        consume_mode=env.get("RMQSPEC_CONSUME_MODE", "concurrently"),
-        **RETRY_PRESETS[preset],
-    )
+    get_retry_preset(env)
+    for variable, (name, default) in CONFIG_VARIABLES.items():
+        value = env.get(variable) or default
+        try:
+            Config(**{name: value})
+        except ConfigError as error:
+            raise ConfigError(variable, value, error.allowed) from None
+
+
+def get_suite_config(environ: dict[str, str] | None = None) -> Config:
+    """The Config that the environment selects; a bad value raises ConfigError naming the variable."""
+    env = os.environ if environ is None else environ
+    check_environment(env)
+    chosen = {name: env.get(variable) or default for variable, (name, default) in CONFIG_VARIABLES.items()}
+    return Config(**chosen, **RETRY_PRESETS[get_retry_preset(env)])
 
 
 def get_machine_config(environ: dict[str, str] | None = None, **overrides) -> Config:

@@ -1,8 +1,4 @@
-"""The main job and the aggregate-only command.
-
-    python -m reports [PYTEST ARGS]   # property suite with reports on, then the Spark aggregate and its summary
-    python -m reports aggregate ...   # only aggregate existing reports (e.g. collected from many CI runs);
-                                      # see `python -m reports aggregate --help`
+"""The main job and the aggregate-only command; `python -m reports --help` for both.
 
 The suite runs over the configuration that the RMQSPEC_* variables select (README, "Configuration of a run");
 its report files go to RMQSPEC_REPORTS_DIR (default reports/runs/<run id>/), one per xdist worker.
@@ -10,6 +6,7 @@ its report files go to RMQSPEC_REPORTS_DIR (default reports/runs/<run id>/), one
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -18,26 +15,86 @@ from reports import run_context
 from reports.spec_rules import ROOT
 
 SUITE = ["-m", "pytest", "-n", "auto", "--dist", "loadfile", "properties"]
+# pytest's exit codes when the suite did not run to its end: interrupted, internal error, usage error (a bad
+# RMQSPEC_* value or pytest argument), no tests collected. The job then stops before aggregating.
+SUITE_DID_NOT_RUN = (2, 3, 4, 5)
+EXIT_CODES = """exit codes:
+  0  every test passed (run) and the aggregate was written
+  1  a test failed (run), or with --strict an input line was quarantined (aggregate)
+  2  a bad command line, RMQSPEC_* setting or input path (one line says which)
+  3  another aggregate held the warehouse for longer than --lock-timeout
+  run only: pytest's 2-5 when the suite did not run to its end (interrupted, internal error, a bad RMQSPEC_*
+  value or pytest argument, no tests); nothing is aggregated then"""
 
 
-def run_suite(pytest_args: list[str]) -> tuple[int, str]:
-    """Runs the property suite in a child process (pytest's own progress is shown); returns (exit code, run id)."""
-    run_id = run_context.get_run_id()
+class OneLineParser(argparse.ArgumentParser):
+    """A refused command line is one line (and exit code 2) before anything runs or is written."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from reports import job
+
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = OneLineParser(prog="python -m reports", description=__doc__, epilog=EXIT_CODES, formatter_class=formatter)
+    commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}", parser_class=OneLineParser)
+    commands.add_parser(
+        "run",
+        help="(the default) the property suite with reports on, then the Spark aggregate and its summary",
+        description="The property suite (pytest -n auto) with reports on, then `aggregate` over RMQSPEC_REPORTS_DIR. "
+        "Arguments after `--` go to pytest, e.g. `python -m reports run -- -k orderly`.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    aggregate = commands.add_parser(
+        "aggregate",
+        help="only aggregate existing reports (e.g. collected from many CI runs)",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    job.add_arguments(aggregate)
+    return parser
+
+
+def split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the job's own arguments, pytest's: those after the first `--`)."""
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1 :]
+
+
+def run_suite(pytest_args: list[str], run_id: str) -> int:
+    """Runs the property suite in a child process (pytest's own progress is shown); returns its exit code."""
     env = {**os.environ, "RMQSPEC_REPORTS": "1", "RMQSPEC_RUN_ID": run_id}
     print(f"main job: property suite, run {run_id}, reports in {run_context.get_reports_dir(env) / run_id}", flush=True)
-    done = subprocess.run([sys.executable, *SUITE, *pytest_args], cwd=ROOT, env=env, check=False)
-    return done.returncode, run_id
+    return subprocess.run([sys.executable, *SUITE, *pytest_args], cwd=ROOT, env=env, check=False).returncode
 
 
 def main(argv: list[str]) -> int:
     from reports import job
 
-    if argv[:1] == ["aggregate"]:
-        return job.main(argv[1:])
-    code, _ = run_suite(argv)
+    parser = build_parser()
+    own, pytest_args = split_pytest_args(argv)
+    args = parser.parse_args(own or ["run"])
+    if args.command == "aggregate":
+        if pytest_args:
+            parser.error("arguments after -- go to pytest: only `run` takes them")
+        return job.run(args)
+    try:
+        run_context.check_environment()
+        run_id = run_context.get_run_id()
+    except run_context.SettingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    code = run_suite(pytest_args, run_id)
+    if code in SUITE_DID_NOT_RUN:
+        print(f"main job: the property suite did not run to its end (pytest exit code {code}); not aggregating")
+        return code
     print("\nmain job: Spark aggregate of the reports", flush=True)
-    inputs = [str(run_context.get_reports_dir())]
-    aggregated = job.main(inputs)
+    aggregated = job.main([str(run_context.get_reports_dir())])
     # pytest 1 = some test failed: the summary above shows it; any code still fails the job.
     return code or aggregated
 

@@ -17,18 +17,20 @@ from reports import schema
 from reports.transform import UNKNOWN, sum_by
 
 OUTPUT_COLUMNS = {
-    "failures": ("run_id", "configuration", "seed", "nodeid", "status_reason", "expected_violation")
-    + ("representation", "reproduction_decorator", "rule_ids"),
+    "failures": ("run_id", "started_at", "configuration", "hypothesis_profile", "seed", "nodeid", "status_reason")
+    + ("message", "expected_violation", "representation", "reproduction_decorator", "steps", "rule_ids"),
     "trend": ("run_id", "started_at", "git_commit", "configurations", "writers", "writers_finished", "test_cases")
     + ("seconds", "rules_exercised", "failures", "expected_failures"),
 }
 
 
 def with_configuration(rows: DataFrame, runs: DataFrame) -> DataFrame:
-    """Adds ``configuration`` (version/model/mode/preset) and ``seed`` from the run metadata of each row's writer
-    (the partials are keyed by writer; a few hundred rows per run meet a few rows per run)."""
+    """Adds ``configuration`` (version/model/mode/preset), ``seed``, ``hypothesis_profile`` and ``started_at`` from
+    the run metadata of each row's writer (the partials are keyed by writer; a few hundred rows per run meet a few
+    rows per run)."""
     label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
-    meta = runs.select("run_id", "writer", F.coalesce(label, F.lit(UNKNOWN)).alias("configuration"), "seed")
+    configuration = F.coalesce(label, F.lit(UNKNOWN)).alias("configuration")
+    meta = runs.select("run_id", "writer", configuration, "seed", "hypothesis_profile", "started_at")
     joined = rows.join(F.broadcast(meta), ["run_id", "writer"], "left")
     return joined.withColumn("configuration", F.coalesce("configuration", F.lit(UNKNOWN)))
 
@@ -102,6 +104,7 @@ def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict
     return {
         "coverage": partial(compute_coverage, hits, failures, rules),
         "failures": partial(order_failures, failures),
+        "runs_covered": partial(count_runs, runs),
         "machine_cost": partial(sum_by, partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
         "rule_cost": partial(compute_rule_cost, hits),
         "trend": partial(compute_trend, hits, failures, runs, last),
@@ -109,6 +112,15 @@ def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict
 
 
 def order_failures(failures: DataFrame) -> DataFrame:
-    """In the order of the failures' keys (the summary lists the first ones), without the writer."""
-    ordered = failures.orderBy("run_id", "writer", "nodeid", "status_reason")
+    """Newest run first (the summary lists the first ones), then by the failures' keys, without the writer."""
+    ordered = failures.orderBy(F.col("started_at").desc_nulls_last(), F.col("run_id").desc(), "writer", "nodeid")
     return ordered.select(*OUTPUT_COLUMNS["failures"])
+
+
+def count_runs(runs: DataFrame) -> DataFrame:
+    """One row: how many runs the warehouse holds, and the first and last start."""
+    return runs.agg(
+        F.countDistinct("run_id").alias("runs"),
+        F.min("started_at").alias("first_started_at"),
+        F.max("started_at").alias("last_started_at"),
+    )

@@ -1,7 +1,11 @@
 """Extract: find run directories under the input paths (any filesystem Spark can read) and read their lines.
 
-An input path is either a run directory (it holds ``*.jsonl`` report files) or a directory of run directories
-(``reports/runs``, or reports collected from many CI runs). The run id of every line is its directory's name.
+An input path is either a run directory (it holds ``*.jsonl`` or ``*.jsonl.gz`` report files) or a directory of
+run directories (``reports/runs``, or reports collected from many CI runs). The run id of every line is its
+directory's name, and a run is identified by its id: the same run found under several inputs is one run, and one
+writer's file (``<writer>.jsonl``) found twice is read once. What cannot be read is kept as a problem of its run
+(quarantined with its reason): a directory whose name is not a valid run id, an empty report file, a second,
+different copy of a writer's file, a run directory without report files.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports import schema
+from reports.filesystem import get_file_system
 from reports.local_frame import create_frame
+from reports.run_context import RUN_ID_RULE, is_valid_run_id
 
-REPORT_SUFFIX = ".jsonl"
+REPORT_SUFFIXES = (".jsonl", ".jsonl.gz")  # Spark reads gzip files by their name
 # Files up to this size are read whole, one row each (a task holds a few copies of one); larger ones by blocks.
 WHOLE_FILE_LIMIT = 32 << 20
 # Reading whole files saves a fixed cost per job; past this much input both readers measured alike (500 MB: 5.0 and
@@ -33,6 +39,7 @@ class Run(NamedTuple):
     run_id: str
     path: str
     files: tuple[tuple[str, int, int], ...]  # (path, length, modification time)
+    problems: tuple[tuple[str, str], ...] = ()  # (path, reason) of what is quarantined instead of read
 
 
 class ReportInputError(Exception):
@@ -43,15 +50,9 @@ class ReportInputError(Exception):
 Lister = Callable[[str], list[tuple[str, bool, int, int]]]
 
 
-def _file_system(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def list_directory(spark: SparkSession, path: str) -> list[tuple[str, bool, int, int]]:
     """(path, is directory, length, modification time) of each entry; ReportInputError if `path` is missing."""
-    fs, hadoop_path = _file_system(spark, path)
+    fs, hadoop_path = get_file_system(spark, path)
     if not fs.exists(hadoop_path):
         raise ReportInputError(f"input path does not exist: {path}")
     if not fs.getFileStatus(hadoop_path).isDirectory():
@@ -80,44 +81,80 @@ def list_local_directory(path: str) -> list[tuple[str, bool, int, int]]:
 
 
 def find_runs(list_entries: Lister, paths: list[str]) -> dict[str, Run]:
-    """Every run under the input paths; a run directory without report files is a Run with no files."""
+    """Every run under the input paths, by run id."""
     runs: dict[str, Run] = {}
     for path in paths:
         entries = list_entries(path)
-        if any(not is_dir and p.endswith(REPORT_SUFFIX) for p, is_dir, _, _ in entries) or not entries:
-            add_run(runs, path, get_report_files(entries))
+        if any(is_report_file(p, is_dir) for p, is_dir, _, _ in entries) or not entries:
+            add_run(runs, path, entries)
             continue
         for run_path, is_dir, _, _ in entries:
             if is_dir and not get_name(run_path).startswith((".", "_")):
-                add_run(runs, run_path, get_report_files(list_entries(run_path)))
-    return runs
+                add_run(runs, run_path, list_entries(run_path))
+    return {run_id: finish_run(run) for run_id, run in runs.items()}
 
 
-def add_run(runs: dict[str, Run], path: str, files: list[tuple[str, int, int]]) -> None:
-    """Runs of the same id from several inputs (e.g. CI artifacts) are one run."""
-    run_id = get_name(path)
+def add_run(runs: dict[str, Run], path: str, entries: list[tuple[str, bool, int, int]]) -> None:
+    """Adds the report files of the run directory `path` to its run: runs of the same id from several inputs (e.g.
+    CI artifacts) are one run. A directory name that is not a run id is quarantined under an id made from it."""
+    name = get_name(path)
+    files = tuple((p, n, t) for p, is_dir, n, t in entries if is_report_file(p, is_dir))
+    problems: tuple[tuple[str, str], ...] = ()
+    run_id = name
+    if not is_valid_run_id(name):
+        run_id = "invalid-name-" + hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:12]
+        reason = f"run directory name {name!r} is not a run id ({RUN_ID_RULE}); its {len(files)} files are not read"
+        problems, files = ((path, reason),), ()
     known = runs.get(run_id, Run(run_id, path, ()))
-    runs[run_id] = Run(run_id, known.path, known.files + tuple(files))
+    runs[run_id] = Run(run_id, known.path, known.files + files, known.problems + problems)
 
 
-def get_report_files(entries: list[tuple[str, bool, int, int]]) -> list[tuple[str, int, int]]:
-    return [(p, n, t) for p, is_dir, n, t in entries if not is_dir and p.endswith(REPORT_SUFFIX)]
+def finish_run(run: Run) -> Run:
+    """One file per writer (the same file found twice is read once; a different copy is quarantined), empty
+    files quarantined, and a run without any file is one problem."""
+    kept: dict[str, tuple[str, int, int]] = {}
+    problems = list(run.problems)
+    for path, length, time in run.files:
+        writer = get_writer(path)
+        if writer not in kept:
+            if length == 0:
+                problems.append((path, "empty report file"))
+                continue
+            kept[writer] = (path, length, time)
+        elif kept[writer][1:] != (length, time):
+            reason = f"another copy of writer {writer}'s file in run {run.run_id} (read: {kept[writer][0]})"
+            problems.append((path, reason))
+    if not kept and not problems:
+        problems.append((run.path, "empty run directory"))
+    return Run(run.run_id, run.path, tuple(kept.values()), tuple(problems))
+
+
+def is_report_file(path: str, is_dir: bool) -> bool:
+    return not is_dir and path.endswith(REPORT_SUFFIXES)
+
+
+def get_writer(path: str) -> str:
+    """A report file's writer: its name without the suffix."""
+    name = get_name(path)
+    return name.removesuffix(".gz").removesuffix(".jsonl")
 
 
 def get_name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def compute_fingerprint(files: tuple[tuple[str, int, int], ...]) -> str:
-    """Changes whenever a run's set of files, or any file's size or time, changes (then it is ingested again)."""
-    text = "\n".join(f"{get_name(p)} {n} {t}" for p, n, t in sorted(files))
+def compute_fingerprint(run: Run) -> str:
+    """Changes whenever a run's set of files, or any file's size or time, or its problems change (then it is
+    ingested again)."""
+    text = "\n".join(f"{get_name(p)} {n} {t}" for p, n, t in sorted(run.files))
+    text += "".join(f"\n{reason}" for _, reason in sorted(run.problems))
     return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def select_pending(runs: dict[str, Run], known: dict[str, str], force: bool) -> dict[str, str]:
     """Run id -> fingerprint of the runs to ingest: new ones, changed ones (`known` holds the fingerprints of the
     ingested runs), or all of them with `force`."""
-    fingerprints = {run_id: compute_fingerprint(run.files) for run_id, run in runs.items()}
+    fingerprints = {run_id: compute_fingerprint(run) for run_id, run in runs.items()}
     return {r: f for r, f in sorted(fingerprints.items()) if force or known.get(r) != f}
 
 

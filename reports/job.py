@@ -30,17 +30,44 @@ DEFAULT_OUT = ROOT / "reports" / "out"
 MAX_QUARANTINE_SHOWN = 50
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m reports aggregate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("inputs", nargs="*", default=[DEFAULT_INPUT], help="run directories or directories of runs")
-    parser.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, help="Parquet tables partitioned by run")
-    parser.add_argument("--tables", help="where the aggregate Parquet tables go (default: OUT/tables)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="local directory for summary, HTML, PNG")
-    parser.add_argument("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
-    parser.add_argument("--last", type=int, default=20, help="runs shown in the trend")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when any input line was quarantined")
-    parser.add_argument("--force", action="store_true", help="re-ingest runs even when unchanged")
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.description = __doc__.split("\n\n")[0]
+    add = parser.add_argument
+    add(
+        "inputs",
+        nargs="*",
+        default=[DEFAULT_INPUT],
+        help="run directories or directories of runs (default: %(default)s)",
+    )
+    add("--warehouse", default=DEFAULT_WAREHOUSE, help="Parquet tables partitioned by run (default: %(default)s)")
+    add("--tables", help="where the aggregate Parquet tables go (default: OUT/tables)")
+    add("--out", type=Path, default=DEFAULT_OUT, help="local directory for summary, HTML, PNG (default: %(default)s)")
+    add("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
+    add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
+    add("--force", action="store_true", help="re-ingest runs even when unchanged")
+    add(
+        "--lock-timeout",
+        type=float,
+        default=load.LOCK_TIMEOUT,
+        help="seconds to wait while another aggregate holds a local warehouse, then exit 3 (default: %(default)s)",
+    )
     return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from reports.__main__ import EXIT_CODES, OneLineParser
+
+    parser = OneLineParser(
+        prog="python -m reports aggregate", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return add_arguments(parser)
 
 
 def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
@@ -63,13 +90,14 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
 
 
 def extract_records(spark, runs: list[extract.Run]):
-    """The records of the runs' files; an empty run directory is one quarantined record."""
+    """The records of the runs' files, and one quarantined record (line 0) for each problem found while listing them
+    (extract.Run.problems)."""
     files = [file for run in runs for file in run.files]
     records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
     empty = [
-        {"file": run.path, "line": 0, "reason": "empty run directory", "run_id": run.run_id}
+        {"file": path, "line": 0, "reason": reason, "run_id": run.run_id}
         for run in runs
-        if not run.files
+        for path, reason in run.problems
     ]
     if not empty:
         return records  # a union with no rows still costs its (empty) tasks: ~1 s of a 50k-line ingest
@@ -142,6 +170,7 @@ def aggregate(
         rule_cost=found["rule_cost"],
         trend=found["trend"],
         unknown_rules=sorted({row["rule_id"] for row in found["coverage"] if row["chapter"] is None}),
+        runs_covered=found["runs_covered"][0],
         quarantine=shown,
         quarantine_by_reason=by_reason,
         cited_by_tests=set(get_cited_rule_ids(ROOT / "properties")),
@@ -207,7 +236,20 @@ def import_slow_modules() -> None:
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:
-    args = build_parser().parse_args(argv)
+    return run(build_parser().parse_args(argv), spark)
+
+
+def run(args: argparse.Namespace, spark=None) -> int:
+    """The job over parsed arguments; one aggregate at a time holds a local warehouse."""
+    try:
+        with load.locked(args.warehouse, args.lock_timeout):
+            return run_locked(args, spark)
+    except load.WarehouseBusy as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+
+
+def run_locked(args: argparse.Namespace, spark=None) -> int:
     tables = args.tables or str(args.out / "tables")
     if spark is None:
         from reports.session import get_spark, is_small_local_input

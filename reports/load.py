@@ -10,17 +10,23 @@ runs reads no data.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import sys
+import time
+from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
 
 from reports import schema
+from reports.filesystem import get_file_system
 from reports.local_frame import create_frame
 
 RECORDS, MARKERS = "records", "_ingested"
 # Names the format of the partial tables: a warehouse without it (made before the partial tables, or before they
 # were keyed by writer, whose marker was "_partials") gets them rebuilt from its records.
-PARTIALS_MARKER, OLD_PARTIALS_MARKERS = "_partials-by-writer", ("_partials",)
+# (The failures' message and steps came with "_partials-3".)
+PARTIALS_MARKER, OLD_PARTIALS_MARKERS = "_partials-3", ("_partials", "_partials-by-writer")
 # Measured times are nearly all distinct: Parquet's dictionary encoding would hash them until its dictionary
 # overflows, then fall back to plain encoding (JFR: ~8 % of the records write's task time), so they are written
 # plain from the start. Parquet column paths: a map's values are <map>.key_value.value.
@@ -28,20 +34,52 @@ PLAIN_COLUMNS = {RECORDS: ("timing.key_value.value", "seconds")}
 # Hadoop's committer ends every write job with a _SUCCESS file. The warehouse's markers say which runs are complete,
 # and tables appended to run by run have no use for it.
 NO_SUCCESS_FILE = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
+# One aggregate at a time on a warehouse: two that ingest the same runs at once would both append them.
+LOCK, LOCK_TIMEOUT = "_lock", 600.0
+
+
+class WarehouseBusy(Exception):
+    """Another aggregate held the warehouse for longer than the job would wait."""
+
+
+def is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file:")
+
+
+@contextmanager
+def locked(warehouse: str, timeout: float = LOCK_TIMEOUT, poll: float = 0.2):
+    """Holds an exclusive lock on a local warehouse (flock of ``<warehouse>/_lock``, released when the process ends,
+    however it ends) while the block runs; waits up to `timeout` seconds, saying so once, then WarehouseBusy. A
+    warehouse elsewhere (hdfs://, s3a://) is not locked: one aggregate at a time must write it."""
+    if not is_local(warehouse):
+        yield
+        return
+    path = os.path.join(warehouse.removeprefix("file:"), LOCK)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as handle:
+        deadline = time.monotonic() + timeout
+        waiting = False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WarehouseBusy(f"another aggregate held {path} for more than {timeout:g} s") from None
+                if not waiting:
+                    print(f"waiting for another aggregate to finish with {warehouse} ({path})", file=sys.stderr)
+                    waiting = True
+                time.sleep(poll)
+        yield
 
 
 def get_table_path(root: str, name: str) -> str:
     return f"{root.rstrip('/')}/{name}"
 
 
-def _path(spark: SparkSession, path: str):
-    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
     """Run id -> fingerprint of the input it was ingested from."""
-    fs, path = _path(spark, get_table_path(warehouse, MARKERS))
+    fs, path = get_file_system(spark, get_table_path(warehouse, MARKERS))
     if not fs.exists(path):
         return {}
     return parse_markers(status.getPath().getName() for status in fs.listStatus(path))
@@ -59,7 +97,7 @@ def parse_markers(names) -> dict[str, str]:
 
 
 def exists(spark: SparkSession, path: str) -> bool:
-    fs, hadoop_path = _path(spark, path)
+    fs, hadoop_path = get_file_system(spark, path)
     return fs.exists(hadoop_path)
 
 
@@ -71,7 +109,7 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
         if run_id in known:
             paths.append(f"{get_table_path(warehouse, MARKERS)}/{run_id}@{known[run_id]}")
         for text in paths:
-            fs, path = _path(spark, text)
+            fs, path = get_file_system(spark, text)
             fs.delete(path, True)
 
 
@@ -92,19 +130,19 @@ def has_partials(spark: SparkSession, warehouse: str) -> bool:
 def delete_partials(spark: SparkSession, warehouse: str) -> None:
     """Removes every partial table (and their format's marker), to be rebuilt from the records."""
     for name in (*schema.PARTIALS, PARTIALS_MARKER, *OLD_PARTIALS_MARKERS):
-        fs, path = _path(spark, get_table_path(warehouse, name))
+        fs, path = get_file_system(spark, get_table_path(warehouse, name))
         fs.delete(path, True)
 
 
 def mark_partials(spark: SparkSession, warehouse: str) -> None:
-    fs, path = _path(spark, get_table_path(warehouse, PARTIALS_MARKER))
+    fs, path = get_file_system(spark, get_table_path(warehouse, PARTIALS_MARKER))
     fs.create(path, True).close()
 
 
 def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
     """Written after the data: a run whose write did not finish has no marker and is ingested again."""
     for run_id, fingerprint in fingerprints.items():
-        fs, path = _path(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
+        fs, path = get_file_system(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
         fs.create(path, True).close()
 
 

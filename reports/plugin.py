@@ -1,9 +1,11 @@
-"""pytest plugin: with RMQSPEC_REPORTS=1 every process writes its own report file of Hypothesis observations.
+"""pytest plugin: a given seed applies to every test; with RMQSPEC_REPORTS=1 every process writes its own report
+file of Hypothesis observations.
 
 One file per xdist worker (or the single pytest process) per run: ``<reports dir>/<run id>/<writer>.jsonl``,
 opened for writing by that process only, so there is never a second writer on a file. The controller chooses the
 run id and the Hypothesis seed once and hands them to the workers; every test of the run uses that seed, so a
-failure is replayed with ``RMQSPEC_HYPOTHESIS_SEED=<seed>`` (or ``--hypothesis-seed``) and the same configuration.
+failure is replayed with ``RMQSPEC_HYPOTHESIS_SEED=<seed>`` (or ``--hypothesis-seed``), the same Hypothesis profile
+and the same configuration, with or without reports.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import os
 import time
 
 import pytest
-from hypothesis import core, settings
+from hypothesis import settings
+
+# Hypothesis' observability (its test-case observations) has no public module yet: add/remove_observability_callback
+# and OBSERVABILITY_COLLECT_COVERAGE live in hypothesis.internal.observability, as its documentation shows them.
 from hypothesis.internal import observability
 
 from reports import run_context
@@ -21,13 +26,16 @@ from reports import run_context
 SEEDED_SUFFIX = "+seeded"
 # A test that passes although Hypothesis recorded a failing case asserted that counterexample (hypothesis.find,
 # or pytest.raises around a machine): a refutation of a claim RocketMQ does not keep, not a failure of the suite.
-REFUTATION = "refutation: the test asserts that Hypothesis finds this counterexample"
+# The claim is the test's docstring (its first paragraph).
+REFUTATION = "refutation"
+MAX_CLAIM = 300
 
 
 class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
+        # The JSON form Hypothesis itself writes observations in (no public function makes it).
         from hypothesis.strategies._internal.utils import to_jsonable
 
         from reports import schema
@@ -35,6 +43,7 @@ class ReportWriter:
         self.schema, self.to_jsonable = schema, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}
+        self.claim = ""
         self.held: list[dict] = []  # the current test's failing cases, written once its outcome is known
         path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in pytest_unconfigure
@@ -55,7 +64,7 @@ class ReportWriter:
         """Write the held failing cases of the test that just ran; a passing test's are refutations."""
         for line in self.held:
             if test_passed and not line.get("expected_violation"):
-                line["expected_violation"] = REFUTATION
+                line["expected_violation"] = f"{REFUTATION}: {self.claim}" if self.claim else REFUTATION
             self.write(line)
         self.held = []
 
@@ -74,13 +83,22 @@ def get_run_settings(config) -> tuple[str, int]:
     return run_context.get_run_id(), run_context.get_seed(explicit=config.getoption("hypothesis_seed", None))
 
 
-def seed_hypothesis(seed: int) -> str:
-    """Every test of the run draws from `seed`; derandomize (Hypothesis' ``ci`` profile) would ignore it."""
-    core.global_force_seed = seed
-    name = settings.get_current_profile_name() or "default"
+def seed_hypothesis(config, seed: int) -> str:
+    """Every test of the run draws from `seed`, through Hypothesis' own ``--hypothesis-seed`` option (its pytest
+    plugin applies it after this hook); derandomize (Hypothesis' ``ci`` profile) would ignore the seed, and a
+    stored example database would replay other cases first. Returns the profile's own name."""
+    config.option.hypothesis_seed = str(seed)
+    name = (settings.get_current_profile_name() or "default").removesuffix(SEEDED_SUFFIX)
     settings.register_profile(name + SEEDED_SUFFIX, settings.get_profile(name), derandomize=False, database=None)
     settings.load_profile(name + SEEDED_SUFFIX)
     return name
+
+
+def get_claim(item) -> str:
+    """The first paragraph of the test's docstring, on one line."""
+    function = getattr(item, "function", None)
+    text = (getattr(function, "__doc__", None) or "").strip().split("\n\n", 1)[0]
+    return " ".join(text.split())[:MAX_CLAIM]
 
 
 def start_report(config) -> ReportWriter:
@@ -92,7 +110,7 @@ def start_report(config) -> ReportWriter:
         "git_commit": run_context.get_git_commit(),
         "tox_env": os.environ.get("TOX_ENV_NAME", ""),
         **run_context.get_configuration(),
-        "hypothesis_profile": seed_hypothesis(seed),
+        "hypothesis_profile": seed_hypothesis(config, seed),
         "seed": str(seed),
         "started_at": time.time(),
         "finished_at": None,
@@ -133,6 +151,7 @@ class ReportPlugin:
     def pytest_runtest_call(self, item):
         if self.writer is not None:
             self.writer.current = {"nodeid": item.nodeid, "expected_violation": get_expected_violation(item)}
+            self.writer.claim = get_claim(item)
         return (yield)
 
     def pytest_runtest_logreport(self, report):
@@ -150,6 +169,12 @@ class ReportPlugin:
 
 
 def register(config) -> None:
-    """Called from conftest.py's pytest_configure; does nothing unless RMQSPEC_REPORTS is on."""
+    """Called from conftest.py's pytest_configure, before Hypothesis' plugin: with RMQSPEC_REPORTS on, the report
+    plugin (it seeds the run); otherwise a given seed (RMQSPEC_HYPOTHESIS_SEED or --hypothesis-seed) still applies to
+    every test, so that the replay command a report prints replays without reports."""
     if run_context.is_reporting():
         config.pluginmanager.register(ReportPlugin(config), "rmqspec-reports")
+        return
+    explicit = config.getoption("hypothesis_seed", None)
+    if explicit is not None or os.environ.get("RMQSPEC_HYPOTHESIS_SEED"):
+        seed_hypothesis(config, run_context.get_seed(explicit=explicit))

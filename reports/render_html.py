@@ -6,7 +6,18 @@ import base64
 import html
 import io
 
-from reports.results import STATUS_MARK, Results, get_configurations, get_heading_anchor, get_rule_anchor, index_cells
+from reports.results import (
+    STATUS_MARK,
+    Results,
+    cut,
+    get_configurations,
+    get_failure_anchor,
+    get_heading_anchor,
+    get_replay_command,
+    get_rule_anchor,
+    index_cells,
+    printable,
+)
 from reports.spec_rules import Rule
 
 STYLE = """
@@ -63,8 +74,16 @@ def render_heat_map(spec_rules: list[Rule], coverage: list[dict]) -> bytes:
     return buffer.getvalue()
 
 
+FULL_COPY = "the representation column of the Parquet table failures"
+
+
+def escape(value: object) -> str:
+    """HTML text of a value from the reports: control characters shown as escapes, markup escaped."""
+    return html.escape(printable(value))
+
+
 def cell(value: object, css: str = "") -> str:
-    return f'<td class="{css}">{html.escape(str(value))}</td>'
+    return f'<td class="{css}">{escape(value)}</td>'
 
 
 def render_coverage_grid(results: Results, spec_link: str) -> list[str]:
@@ -93,14 +112,19 @@ def render_rows(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def render_failure_blocks(results: Results) -> list[str]:
+    """Every failure, newest first: unexpected ones, and expected ones with the claim they refute."""
     blocks = []
-    for row in results.failures:
+    for index, row in enumerate(results.failures):
         title = f"{row['nodeid']} — {row['configuration']}" + (" (expected)" if row["expected_violation"] else "")
+        reason = row.get("message") or row["status_reason"] or ""
         blocks += [
-            f"<h3>{html.escape(title)}</h3>",
-            f"<p>rules {html.escape(', '.join(row['rule_ids']))}; run {html.escape(row['run_id'])}; "
-            f"seed <code>{html.escape(str(row['seed']))}</code>; {html.escape(row['status_reason'] or '')}</p>",
-            f"<pre>{html.escape(row['representation'] or '')}</pre>",
+            f'<h3 id="{get_failure_anchor(index)}">{escape(title)}</h3>',
+            f"<p>rules {escape(', '.join(row['rule_ids'] or []))}; run {escape(row['run_id'])}; "
+            f"seed <code>{escape(row['seed'])}</code></p>",
+            f"<p>{escape(row['expected_violation'] or '')}</p>" if row["expected_violation"] else "",
+            f"<pre>{html.escape(cut(reason, FULL_COPY))}</pre>",
+            f"<p>replay: <code>{escape(get_replay_command(row))}</code></p>",
+            f"<pre>{html.escape(cut(row['representation'], FULL_COPY))}</pre>",
         ]
     return blocks or ["<p>No failing tests.</p>"]
 

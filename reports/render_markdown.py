@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
-from reports.results import GAP, STATUS_MARK, Results, get_heading_anchor, get_rule_anchor
+import time
 
-MAX_LISTED = 20
+from reports.results import (
+    FAILING,
+    GAP,
+    STATUS_MARK,
+    Results,
+    cut,
+    get_failure_anchor,
+    get_heading_anchor,
+    get_replay_command,
+    get_rule_anchor,
+    printable,
+)
+from reports.spec_rules import RULE_ID
+
+MAX_FAILURES = 5  # unexpected failures shown in full, newest first
+MAX_ROWS = 10  # rows of the cost and quarantine tables
+FULL_COPY = "the `representation` column of the Parquet table `failures` (Outputs)"
 
 
 def render_table(header: list[str], rows: list[list[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += [
-        "| " + " | ".join(str(cell).replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in rows
+        "| " + " | ".join(printable(cell).replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in rows
     ]
     return lines
 
 
 def render_summary(results: Results, outputs: dict[str, str]) -> str:
-    """The report in a few screens: totals, gaps, failures with seed and replay, cost, trend, quarantine, outputs."""
+    """The report in a few screens: the headline, unexpected failures (newest first) with their replay command,
+    expected refutations as a table, cost, trend, quarantine, where the outputs are."""
     return "\n".join(
-        render_totals(results)
+        render_headline(results)
         + render_failures(results)
-        + render_rules(results)
+        + render_refutations(results)
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)
@@ -29,90 +46,105 @@ def render_summary(results: Results, outputs: dict[str, str]) -> str:
     )
 
 
-def render_totals(results: Results) -> list[str]:
-    totals = [results.get_rule_totals(rule.rule_id) for rule in results.rules]
-    exercised = sum(1 for t in totals if t["test_cases"])
-    gaps = [rule.rule_id for rule, t in zip(results.rules, totals, strict=True) if t["status"] == GAP]
+def format_time(seconds: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds)) if seconds is not None else "?"
+
+
+def render_headline(results: Results) -> list[str]:
+    totals = {rule.rule_id: results.get_rule_totals(rule.rule_id) for rule in results.rules}
+    exercised = sum(1 for t in totals.values() if t["test_cases"])
+    gaps = [rule_id for rule_id, t in totals.items() if t["status"] == GAP]
+    failing = [rule_id for rule_id, t in totals.items() if t["status"] == FAILING]
+    seconds = sum(row["seconds"] for row in results.machine_cost)
+    covered = results.runs_covered or {}
     lines = [
         "# Conformance report",
         "",
-        f"- runs: {len(results.trend)} shown; ingested now: {len(results.ingested)}, unchanged: {len(results.skipped)}",
-        f"- configurations: {len(results.configurations)} ({', '.join(results.configurations) or 'none'})",
-        f"- spec rules exercised: **{exercised}/{len(results.rules)}**",
-        f"- failing tests: **{len(results.unexpected_failures)}** unexpected, "
-        f"{len(results.expected_failures)} expected",
-        f"- quarantined input lines: **{sum(results.quarantine_by_reason.values())}**",
+        f"**{exercised}/{len(results.rules)} spec rules exercised** · {len(gaps)} gaps · "
+        f"**{len(results.unexpected_failures)} unexpected failures** · "
+        f"{len(results.expected_failures)} expected refutations · "
+        f"{sum(results.quarantine_by_reason.values())} quarantined input lines · {seconds:,.1f} s of test cases",
+        "",
+        f"Covers the whole warehouse: {covered.get('runs', 0)} runs, started "
+        f"{format_time(covered.get('first_started_at'))} to {format_time(covered.get('last_started_at'))}, "
+        f"{len(results.configurations)} configurations ({', '.join(results.configurations) or 'none'}); "
+        f"this job ingested {len(results.ingested)} new or changed runs, {len(results.skipped)} unchanged.",
+        "",
     ]
+    if failing:
+        lines.append(f"- failing rules: {', '.join(failing)}")
     if gaps:
+        lines.append(f"- gaps (no test case marked them): {', '.join(gaps)}")
         plain = [g for g in gaps if g in results.cited_by_tests]
-        lines.append(f"- gaps (no Hypothesis test case marked them): {', '.join(gaps)}")
         if plain:
             lines.append(f"  (cited by properties/ but without `event(...)`, e.g. plain tests: {', '.join(plain)})")
     if results.unknown_rules:
         lines.append(f"- rule ids marked by tests but not defined in spec/: {', '.join(results.unknown_rules)}")
-    return lines
+    return lines + ["- per-rule status: the coverage page (see Outputs)"]
+
+
+def get_reason(row: dict) -> str:
+    """The failure's own message (the exception line); Hypothesis' status reason for reports without one."""
+    return row.get("message") or row["status_reason"] or ""
 
 
 def render_failures(results: Results) -> list[str]:
-    lines: list[str] = []
-    for title, rows in (("Failures", results.unexpected_failures), ("Expected failures", results.expected_failures)):
-        if not rows:
-            continue
-        lines += ["", f"## {title}", ""]
-        for row in rows[:MAX_LISTED]:
-            lines += [
-                f"### `{row['nodeid']}` — {row['configuration']}",
-                "",
-                f"- rules: {', '.join(row['rule_ids']) or '(none marked)'}; "
-                f"run `{row['run_id']}`; seed `{row['seed']}`",
-                f"- reason: {row['status_reason']}",
-            ]
-            if row["expected_violation"]:
-                lines.append(f"- expected: {row['expected_violation']}")
-            lines += [
-                f"- replay: `RMQSPEC_HYPOTHESIS_SEED={row['seed']} {get_config_env(row['configuration'])}"
-                f" python -m pytest '{row['nodeid']}'`",
-                "",
-                "```python",
-                (row["representation"] or "(no representation)").rstrip(),
-                "```",
-            ]
-            if row["reproduction_decorator"]:
-                lines += ["", f"or add `{row['reproduction_decorator']}` to the test."]
+    rows = results.unexpected_failures
+    if not rows:
+        return []
+    lines = ["", "## Unexpected failures (newest first)", ""]
+    for index, row in rows[:MAX_FAILURES]:
+        lines += [
+            f"### `{printable(row['nodeid'])}` — {printable(row['configuration'])}",
+            "",
+            f"- reason: {cut(get_reason(row), FULL_COPY, 500)}",
+            f"- rules: {', '.join(row['rule_ids'] or []) or '(none marked)'}; run `{printable(row['run_id'])}`; "
+            f"seed `{printable(row['seed'])}`; [in index.html](index.html#{get_failure_anchor(index)})",
+            f"- replay (from the repository root): `{get_replay_command(row)}`",
+            "",
+            "```python",
+            cut((row["representation"] or "(no representation)").rstrip(), FULL_COPY).replace("```", "` ` `"),
+            "```",
+        ]
+    if len(rows) > MAX_FAILURES:
+        lines += ["", f"… and {len(rows) - MAX_FAILURES} more: index.html and the Parquet table `failures`."]
     return lines
 
 
-def get_config_env(configuration: str) -> str:
-    names = ("RMQSPEC_VERSION", "RMQSPEC_MESSAGE_MODEL", "RMQSPEC_CONSUME_MODE", "RMQSPEC_RETRY_PRESET")
-    values = configuration.split("/")
-    return " ".join(f"{n}={v}" for n, v in zip(names, values, strict=False)) if len(values) == 4 else ""
+def get_refuted_rule(row: dict) -> str:
+    """The rules the case marked, else the rule ids its claim names."""
+    return ", ".join(row["rule_ids"] or []) or ", ".join(dict.fromkeys(RULE_ID.findall(row["expected_violation"])))
 
 
-def render_rules(results: Results) -> list[str]:
-    rows = []
-    for rule in results.rules:
-        t = results.get_rule_totals(rule.rule_id)
-        failures = f"{t['failures']}" + (f" (+{t['expected_failures']} expected)" if t["expected_failures"] else "")
-        configs = f"{t['configurations']}/{t['of']}"
-        rows.append([rule.rule_id, STATUS_MARK[t["status"]], t["test_cases"], t["steps"], configs, failures])
-    header = ["rule", "status", "test cases", "steps", "configurations", "failing tests"]
-    return ["", "## Rules", ""] + render_table(header, rows)
+def render_refutations(results: Results) -> list[str]:
+    """Expected failures: the claims RocketMQ does not keep, one row each."""
+    rows = [
+        [
+            get_refuted_rule(row) or "—",
+            cut(row["expected_violation"].removeprefix("refutation: "), FULL_COPY, 200),
+            row["steps"] if row.get("steps") is not None else "—",
+            f"[{printable(row['nodeid']).rsplit('::', 1)[-1]}](index.html#{get_failure_anchor(index)})",
+        ]
+        for index, row in results.expected_failures
+    ]
+    if not rows:
+        return []
+    header = ["rule", "claim refuted", "shrunk steps", "counterexample"]
+    return ["", "## Expected refutations", ""] + render_table(header, rows)
 
 
 def render_cost(results: Results) -> list[str]:
     machines: dict[str, float] = {}
     for row in results.machine_cost:
         machines[row["machine"]] = machines.get(row["machine"], 0.0) + row["seconds"]
-    slow = sorted(machines.items(), key=lambda item: -item[1])[:10]
-    rules = sorted(results.rule_cost, key=lambda row: -row["attributed_seconds"])[:10]
-    lines = ["", "## Cost", "", "Slowest tests / machines (seconds of test-case time):", ""]
-    lines += render_table(["test", "seconds"], [[name, f"{secs:.3f}"] for name, secs in slow])
+    slow = sorted(machines.items(), key=lambda item: -item[1])[:MAX_ROWS]
+    rules = sorted(results.rule_cost, key=lambda row: -row["attributed_seconds"])[:MAX_ROWS]
+    slow_rows = [[name, f"{secs:.3f}"] for name, secs in slow]
+    rule_rows = [[r["rule_id"], f"{r['attributed_seconds']:.3f}", r["test_cases"]] for r in rules]
+    lines = ["", "## Cost", ""]
+    lines += render_table(["slowest tests / machines", "seconds"], slow_rows)
     lines += ["", "Costliest rules (case time shared among the rules each case marked):", ""]
-    lines += render_table(
-        ["rule", "seconds", "test cases"],
-        [[r["rule_id"], f"{r['attributed_seconds']:.3f}", r["test_cases"]] for r in rules],
-    )
-    return lines
+    return lines + render_table(["rule", "seconds", "test cases"], rule_rows)
 
 
 def render_trend(results: Results) -> list[str]:
@@ -139,7 +171,7 @@ def render_quarantine(results: Results) -> list[str]:
     lines = ["", "## Quarantined input", ""]
     lines += render_table(["reason", "lines"], sorted(results.quarantine_by_reason.items()))
     lines += ["", "First quarantined lines:", ""]
-    rows = [[q["file"], q["line"], q["reason"], (q["text"] or "")[:60]] for q in results.quarantine[:MAX_LISTED]]
+    rows = [[q["file"], q["line"], q["reason"], (q["text"] or "")[:60]] for q in results.quarantine[:MAX_ROWS]]
     return lines + render_table(["file", "line", "reason", "text"], rows)
 
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from reports.spec_rules import Rule
 
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
+# Text from the reports (counterexamples, messages, file names) is shown in a terminal, Markdown and HTML: control
+# characters (ANSI escapes among them) are shown as escapes, never sent, and long text is cut.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+MAX_TEXT = 2000
 STATUS_MARK = {GAP: "❌ gap", PARTIAL: "◐ partial", EXERCISED: "✅ exercised", FAILING: "⚠️ failing"}
 
 
@@ -32,6 +37,7 @@ class Results:
     quarantine: list[dict]
     quarantine_by_reason: dict[str, int]
     cited_by_tests: set[str] = field(default_factory=set)
+    runs_covered: dict = field(default_factory=dict)
     ingested: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
@@ -65,12 +71,13 @@ class Results:
         }
 
     @property
-    def unexpected_failures(self) -> list[dict]:
-        return [row for row in self.failures if not row["expected_violation"]]
+    def unexpected_failures(self) -> list[tuple[int, dict]]:
+        """(place in `failures`, row) of each unexpected failure, newest first."""
+        return [(at, row) for at, row in enumerate(self.failures) if not row["expected_violation"]]
 
     @property
-    def expected_failures(self) -> list[dict]:
-        return [row for row in self.failures if row["expected_violation"]]
+    def expected_failures(self) -> list[tuple[int, dict]]:
+        return [(at, row) for at, row in enumerate(self.failures) if row["expected_violation"]]
 
 
 def get_rule_anchor(rule_id: str) -> str:
@@ -82,3 +89,34 @@ def get_heading_anchor(rule: Rule) -> str:
     """GitHub's anchor of the rule's heading in its spec chapter."""
     text = re.sub(r"[^\w\- ]", "", f"{rule.rule_id} {rule.title}".lower())
     return text.replace(" ", "-")
+
+
+def printable(text: object) -> str:
+    """`text` with every control character but line breaks and tabs shown as its escape (``\\x1b``)."""
+    return CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+
+
+def cut(text: str | None, pointer: str, limit: int = MAX_TEXT) -> str:
+    """printable(`text`), cut after `limit` characters with a note saying how long it is and where `pointer` says
+    the whole text is."""
+    text = text or ""
+    if len(text) <= limit:
+        return printable(text)
+    return printable(text[:limit]) + f"\n… cut at {limit:,} of {len(text):,} characters; the whole text: {pointer}"
+
+
+def get_replay_command(row: dict) -> str:
+    """The shell command that replays a failure from the repository's root: the run's seed, Hypothesis profile and
+    configuration, and the test."""
+    names = ("RMQSPEC_VERSION", "RMQSPEC_MESSAGE_MODEL", "RMQSPEC_CONSUME_MODE", "RMQSPEC_RETRY_PRESET")
+    values = row["configuration"].split("/")
+    settings = {"RMQSPEC_HYPOTHESIS_SEED": row["seed"], "RMQSPEC_HYPOTHESIS_PROFILE": row.get("hypothesis_profile")}
+    if len(values) == len(names):
+        settings |= dict(zip(names, values, strict=True))
+    words = [f"{name}={shlex.quote(printable(value))}" for name, value in settings.items() if value]
+    return " ".join(words) + f" python -m pytest -p no:cacheprovider {shlex.quote(printable(row['nodeid']))}"
+
+
+def get_failure_anchor(index: int) -> str:
+    """The anchor of a failure in the HTML report (its place in Results.failures)."""
+    return f"failure-{index + 1}"

@@ -12,6 +12,7 @@ The switch and locations (all environment variables, so tox envs, xdist workers 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 import time
@@ -20,10 +21,51 @@ from pathlib import Path
 from reports.spec_rules import ROOT
 
 DEFAULT_REPORTS_DIR = ROOT / "reports" / "runs"
+REPORTS_ON, REPORTS_OFF = ("1", "true", "yes"), ("", "0", "false", "no")
+# A run id names a directory and a Parquet partition (run_id=<id>): characters that a path or Spark's partition
+# values would escape (space, ':', '=', '%', '/', ...) would make the run's files and rows disagree on its name.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+RUN_ID_RULE = "letters, digits, '.', '_' and '-' (up to 100, starting with a letter or digit), e.g. 20260121T195601Z-1"
+# The configuration variables of the suite (properties/suite.py checks their values) with their defaults.
+CONFIGURATION_VARIABLES = {
+    "version": ("RMQSPEC_VERSION", "4.9.8"),
+    "message_model": ("RMQSPEC_MESSAGE_MODEL", "clustering"),
+    "consume_mode": ("RMQSPEC_CONSUME_MODE", "concurrently"),
+    "retry_preset": ("RMQSPEC_RETRY_PRESET", "default"),
+}
+
+
+class SettingError(ValueError):
+    """A bad RMQSPEC_* value; its message is one line naming the variable, the value and the valid values."""
+
+    def __init__(self, variable: str, value: str, valid: str) -> None:
+        super().__init__(f"{variable}={value!r} is not valid: expected {valid}")
+
+
+def check_environment(environ=os.environ) -> None:
+    """The report settings of a run (reports flag, run id, seed); SettingError on the first bad one."""
+    flag = environ.get("RMQSPEC_REPORTS", "")
+    if flag.lower() not in REPORTS_ON + REPORTS_OFF:
+        raise SettingError("RMQSPEC_REPORTS", flag, "one of 1, true, yes (on) or 0, false, no, empty (off)")
+    if environ.get("RMQSPEC_RUN_ID"):
+        check_run_id(environ["RMQSPEC_RUN_ID"])
+    seed = environ.get("RMQSPEC_HYPOTHESIS_SEED", "")
+    if seed and not seed.isdigit():
+        raise SettingError("RMQSPEC_HYPOTHESIS_SEED", seed, "a non-negative integer")
+
+
+def check_run_id(run_id: str, variable: str = "RMQSPEC_RUN_ID") -> str:
+    if not is_valid_run_id(run_id):
+        raise SettingError(variable, run_id, RUN_ID_RULE)
+    return run_id
+
+
+def is_valid_run_id(name: str) -> bool:
+    return RUN_ID.fullmatch(name) is not None
 
 
 def is_reporting(environ=os.environ) -> bool:
-    return environ.get("RMQSPEC_REPORTS", "").lower() in ("1", "true", "yes")
+    return environ.get("RMQSPEC_REPORTS", "").lower() in REPORTS_ON
 
 
 def get_reports_dir(environ=os.environ) -> Path:
@@ -37,7 +79,9 @@ def compute_run_id(now: float | None = None) -> str:
 
 
 def get_run_id(environ=os.environ) -> str:
-    return environ.get("RMQSPEC_RUN_ID") or compute_run_id()
+    """RMQSPEC_RUN_ID, checked (SettingError), or a fresh id."""
+    given = environ.get("RMQSPEC_RUN_ID")
+    return check_run_id(given) if given else compute_run_id()
 
 
 def get_seed(environ=os.environ, explicit: object = None) -> int:
@@ -55,16 +99,8 @@ def get_git_commit() -> str:
 
 
 def get_configuration(environ=os.environ) -> dict[str, str]:
-    """The suite configuration as plain names (the same Config the machines run, see properties/suite.py)."""
-    from properties.suite import get_suite_config
-
-    config = get_suite_config(environ)
-    return {
-        "version": config.profile.name,
-        "message_model": config.message_model.name.lower(),
-        "consume_mode": config.consume_mode.name.lower(),
-        "retry_preset": environ.get("RMQSPEC_RETRY_PRESET", "default"),
-    }
+    """The suite configuration as the RMQSPEC_* variables name it (checked at session start by the suite)."""
+    return {field: environ.get(variable) or default for field, (variable, default) in CONFIGURATION_VARIABLES.items()}
 
 
 def get_writer_name(environ=os.environ) -> str:

@@ -38,6 +38,7 @@ RUN_FIELDS = (
     "finished_at",
 )
 CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_preset")
+MAX_MESSAGE = 2000
 
 
 def compact_observation(observation: dict, stamp: dict) -> dict | None:
@@ -51,7 +52,9 @@ def compact_observation(observation: dict, stamp: dict) -> dict | None:
     line = {**observation, **stamp, "report_schema": REPORT_SCHEMA_VERSION}
     if observation.get("type") == "test_case":
         line["steps"] = count_steps(observation.get("representation") or "", observation.get("timing") or {})
-        if observation.get("status") != "failed":
+        if observation.get("status") == "failed":
+            line["message"] = get_exception_message((observation.get("metadata") or {}).get("traceback") or "")
+        else:
             line["representation"] = None
             line["arguments"] = {}
             metadata = observation.get("metadata") or {}
@@ -67,6 +70,16 @@ def count_steps(representation: str, timing: dict) -> int | None:
         return None
     calls = (text[len("state.") :].split("(")[0] for text in representation.splitlines() if text.startswith("state."))
     return sum(1 for name in calls if name in rules)
+
+
+def get_exception_message(traceback: str, limit: int = MAX_MESSAGE) -> str | None:
+    """The failure's own message: the exception line(s) after a traceback's last frame (``AssertionError: OR-14:
+    ...``, not where Hypothesis found it), cut to `limit` characters."""
+    lines = traceback.rstrip("\n").splitlines()
+    frames = [at for at, text in enumerate(lines) if text.startswith("  File ")]
+    rest = lines[frames[-1] + 1 :] if frames else lines
+    start = next((at for at, text in enumerate(rest) if text and not text.startswith(" ")), None)
+    return "\n".join(rest[start:])[:limit] if start is not None else None
 
 
 def make_run_line(title: str, run: dict, now: float) -> dict:
@@ -103,6 +116,7 @@ RAW_LINE = (
     ("timing", "map<string,double>"),
     ("steps", "int"),
     ("expected_violation", "string"),
+    ("message", "string"),
     ("metadata", (("reproduction_decorator", "string"), ("traceback", "string"))),
     ("title", "string"),
     ("content", RUN_CONTENT),
@@ -128,6 +142,7 @@ RECORDS = (
     ("steps", "int"),
     ("title", "string"),
     ("reproduction_decorator", "string"),
+    ("message", "string"),
     ("rule_ids", "array<string>"),
     ("timing", "map<string,double>"),
     ("seconds", "double"),
@@ -143,9 +158,11 @@ FAILURES = (
     ("writer", "string"),
     ("nodeid", "string"),
     ("status_reason", "string"),
+    ("message", "string"),
     ("expected_violation", "string"),
     ("representation", "string"),
     ("reproduction_decorator", "string"),
+    ("steps", "int"),
     ("rule_ids", "array<string>"),
     ("run_id", "string"),
 )

@@ -87,22 +87,18 @@ def names_a_master(environ) -> bool:
     return any(line.split()[:1] == ["spark.master"] for line in defaults.read_text().splitlines())
 
 
-def is_local(path: str) -> bool:
-    return "://" not in path or path.startswith("file:")
-
-
 def is_small_local_input(inputs: list[str], warehouse: str, force: bool, limit_bytes: int = 1 << 30) -> bool:
     """Whether the runs to ingest (new or changed, see extract.select_pending) are local and hold less than
     `limit_bytes` of report files: read before the JVM starts, so one new run into a large warehouse is small."""
     from reports import extract, load
 
-    if not all(map(is_local, inputs)):
+    if not all(map(load.is_local, inputs)):
         return False
     try:
         runs = extract.find_runs(extract.list_local_directory, inputs)
     except extract.ReportInputError:
         return True  # the job reports it, after a quick start
-    known = load.read_local_markers(warehouse) if is_local(warehouse) else {}
+    known = load.read_local_markers(warehouse) if load.is_local(warehouse) else {}
     pending = extract.select_pending(runs, known, force)
     return sum(length for run_id in pending for _, length, _ in runs[run_id].files) < limit_bytes
 

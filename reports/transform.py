@@ -17,13 +17,24 @@ RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
 UNKNOWN = "unknown"
 
 
+BOM = "\ufeff"
+# Two objects on one line ("}{" outside a string): the JSON reader would keep the first and drop the second.
+TWO_RECORDS = r"\}\s*\{"
+
+
 def parse_lines(lines: DataFrame) -> DataFrame:
-    """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null)."""
-    record = F.from_json("text", schema.get_spark_schema(schema.RAW_LINE))
+    """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null).
+
+    A UTF-8 byte order mark before a line is not part of it."""
+    text = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
+    record = F.from_json(text, schema.get_spark_schema(schema.RAW_LINE))
     version = F.col("record.report_schema")
+    # Only lines that hold "}...{" are parsed again, as the elements of an array: invalid unless "}{" is in a string.
+    wrapped = F.from_json(F.concat(F.lit("["), text, F.lit("]")), "array<struct<type:string>>")
     reason = (
         F.when(F.col("record.type").isNull() & F.col("is_last"), F.lit("truncated last line (writer killed?)"))
         .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
+        .when(F.col("text").rlike(TWO_RECORDS) & wrapped.isNull(), F.lit("two JSON records on one line"))
         .when(
             version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),
             F.concat(
@@ -52,16 +63,25 @@ def select_records(parsed: DataFrame) -> DataFrame:
         "line",
         "reason",
         F.when(~good, F.substring("text", 1, 300)).alias("text"),
-        *(kept(record[name]).alias(name) for name in ("type", "property", "writer", "status", "status_reason")),
+        kept(record["type"]).alias("type"),
+        kept(record["property"]).alias("property"),
+        kept(F.coalesce(record["writer"], get_file_writer("file"))).alias("writer"),
+        *(kept(record[name]).alias(name) for name in ("status", "status_reason")),
         kept(F.coalesce(record["nodeid"], record["property"])).alias("nodeid"),
         *(kept(record[name]).alias(name) for name in ("representation", "expected_violation", "steps", "title")),
         kept(record["metadata"]["reproduction_decorator"]).alias("reproduction_decorator"),
+        kept(record["message"]).alias("message"),
         kept(rule_ids).alias("rule_ids"),
         kept(record["timing"]).alias("timing"),
         kept(seconds).alias("seconds"),
         kept(record["content"]).alias("content"),
         "run_id",
     )
+
+
+def get_file_writer(file: str):
+    """The writer a report file is named after (``<writer>.jsonl``): the writer of its lines that do not name one."""
+    return F.regexp_extract(file, r"([^/]+?)\.jsonl(\.gz)?$", 1)
 
 
 def select_quarantine(records: DataFrame) -> DataFrame:
@@ -83,7 +103,8 @@ def select_runs(records: DataFrame) -> DataFrame:
 def select_observations(records: DataFrame) -> DataFrame:
     """One row per Hypothesis test case."""
     columns = ["writer", "file", "line", "property", "nodeid", "status", "status_reason", "representation"]
-    columns += ["reproduction_decorator", "expected_violation", "rule_ids", "timing", "seconds", "steps", "run_id"]
+    columns += ["reproduction_decorator", "expected_violation", "message", "rule_ids", "timing", "seconds", "steps"]
+    columns += ["run_id"]
     return records.where(F.col("type") == "test_case").select(*columns)
 
 
@@ -97,9 +118,11 @@ def select_failures(cases: DataFrame) -> DataFrame:
         "writer",
         "nodeid",
         "status_reason",
+        "message",
         "expected_violation",
         "representation",
         "reproduction_decorator",
+        "steps",
         "rule_ids",
     )
 

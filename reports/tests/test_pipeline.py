@@ -3,18 +3,33 @@ incremental ingest, outputs, and errors a user can read."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
-from reports import extract, job, load, schema  # noqa: E402
+from reports import extract, job, load, render_markdown, schema  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
-from reports.tests.sample import BASELINE_LABEL, RULES, TIGHT_LABEL, write_lines, write_sample  # noqa: E402
+from reports.tests.sample import (  # noqa: E402
+    BASELINE,
+    BASELINE_LABEL,
+    RULES,
+    TIGHT_LABEL,
+    case,
+    meta,
+    write_lines,
+    write_sample,
+)
 
 # One module holds every Spark test: the test command distributes by file, so one worker starts one JVM.
 
@@ -257,3 +272,117 @@ def test_the_heat_map_drawn_while_aggregating_is_the_one_of_the_finished_results
     results, heat_map = job.aggregate_and_draw(spark, ingested["warehouse"], str(tmp_path), last=5, rules=RULES)
     assert heat_map.startswith(b"\x89PNG") and heat_map == render_heat_map(results.rules, results.coverage)
     assert results.coverage == ingested["results"].coverage
+
+
+def write_run(run: Path, name: str, lines: list, opener=Path.write_text) -> None:
+    run.mkdir(parents=True, exist_ok=True)
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    if name.endswith(".gz"):
+        (run / name).write_bytes(gzip.compress(text.encode()))
+    else:
+        (run / name).write_text(text, encoding="utf-8")
+
+
+def one_run(run_id: str, writer: str = "local-gw0") -> list[dict]:
+    return [
+        meta("run started", run_id, writer, BASELINE),
+        case(writer, "p.py::test_a", "passed", ["AA-01"], 1.0) | {"run_id": run_id},
+        meta("run finished", run_id, writer, BASELINE, finished=110.0),
+    ]
+
+
+def test_what_cannot_be_read_is_quarantined_with_its_reason_and_the_rest_counts_once(spark, ingested, tmp_path):
+    """Run directories named with ' ', ':', '=', '%'; a run given twice; gzip files; a BOM; a record without a
+    writer; two records on one line; an empty file: each is read, or quarantined with its reason and counted."""
+    runs, warehouse = write_sample(tmp_path), str(tmp_path / "warehouse")
+    bad_names = ["2026-01-21T19:56:01", "a b", "k=v", "50%"]
+    for name in bad_names:
+        write_run(runs / name, "local-gw0.jsonl", one_run("x"))
+    write_run(runs / "r4", "local-gw0.jsonl.gz", one_run("r4"))
+    start, case_line, end = one_run("r5")
+    case_line.pop("writer")
+    write_run(
+        runs / "r5", "local-gw0.jsonl", ["\ufeff" + json.dumps(start), case_line, json.dumps(end) + json.dumps(end)]
+    )
+    write_run(runs / "r5", "local-gw1.jsonl", [])
+    ingested_now, _ = job.ingest(spark, [str(runs), str(runs / "r1")], warehouse)
+    assert [r for r in ingested_now if not r.startswith("invalid-name-")] == ["r1", "r2", "r4", "r5"]
+    results = job.aggregate(spark, warehouse, str(tmp_path / "tables"), last=10, rules=RULES)
+    reasons = results.quarantine_by_reason
+    named = [reason for reason in reasons if reason.startswith("run directory name")]
+    assert sorted(name for reason in named for name in bad_names if repr(name) in reason) == sorted(bad_names)
+    assert (reasons["two JSON records on one line"], reasons["empty report file"]) == (1, 1)
+    assert sum(reasons.values()) == 4 + len(bad_names) + 2  # the sample's own 4 bad lines, r1 counted once
+    trend = {row["run_id"]: row["test_cases"] for row in results.trend}
+    assert trend == {"r1": 6, "r4": 1, "r5": 1}
+    assert results.configurations == [BASELINE_LABEL, TIGHT_LABEL]  # no "unknown": BOM and writer-less lines read
+
+
+JOBS = 2
+
+
+def test_concurrent_aggregates_count_like_one(spark, ingested, tmp_path):
+    """Two `python -m reports aggregate` at once on one warehouse: the counts of one aggregate, no error."""
+    warehouse = tmp_path / "warehouse"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    env["RMQSPEC_CACHE_DIR"] = str(tmp_path / "cache")
+    base = [sys.executable, "-m", "reports", "aggregate", str(ingested["runs"]), "--warehouse", str(warehouse)]
+    jobs = [
+        subprocess.Popen(
+            [*base, "--out", str(tmp_path / f"out{n}"), "--master", "local[1]"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(JOBS)
+    ]
+    try:
+        errors = [job_process.communicate(timeout=300)[1] for job_process in jobs]
+    finally:
+        for job_process in jobs:
+            job_process.kill()
+    assert [p.returncode for p in jobs] == [0] * JOBS, errors
+    for name in ("records", *schema.PARTIALS):
+        found, once = load.read_table(spark, str(warehouse), name), load.read_table(spark, ingested["warehouse"], name)
+        assertDataFrameEqual(found, once)
+    expected = {("AA-01", BASELINE_LABEL): 2, ("AA-01", TIGHT_LABEL): 1, ("AA-02", BASELINE_LABEL): 3}
+    for n in range(JOBS):
+        coverage = spark.read.parquet(str(tmp_path / f"out{n}" / "tables" / "coverage")).collect()
+        found = {(r["rule_id"], r["configuration"]): r["test_cases"] for r in coverage}
+        assert {key: found[key] for key in expected} == expected
+
+
+PLANTED = """
+from hypothesis import Phase, given, settings, strategies as st
+
+@settings(phases=[Phase.generate], max_examples=50)
+@given(st.integers(0, 10**12))
+def test_planted(n):
+    assert n < 10**11, f"planted: {n}"
+"""
+
+
+def test_a_failures_printed_replay_command_fails_the_same_way_in_a_fresh_shell(spark, tmp_path):
+    """A planted failure, found by a reporting run under the project's own conftest.py, aggregated and printed: its
+    replay command, run by a shell without the run's settings, finds the same counterexample."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text((ROOT / "conftest.py").read_text())
+    (suite / "test_planted.py").write_text(PLANTED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RMQSPEC_", "PYTEST_XDIST", "HYPOTHESIS"))}
+    env |= {"PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    reporting = env | {"RMQSPEC_REPORTS": "1", "RMQSPEC_REPORTS_DIR": str(tmp_path / "runs"), "RMQSPEC_RUN_ID": "p1"}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "test_planted.py"]
+    done = subprocess.run(command, cwd=suite, env=reporting, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    warehouse = str(tmp_path / "warehouse")
+    job.ingest(spark, [str(tmp_path / "runs")], warehouse)
+    results = job.aggregate(spark, warehouse, str(tmp_path / "tables"), last=5, rules=RULES)
+    (failure,) = results.failures
+    summary = render_markdown.render_summary(results, {})
+    (replay,) = re.findall(r"^- replay[^`]*`([^`]+)`$", summary, flags=re.MULTILINE)
+    replayed = subprocess.run(["bash", "-c", replay], cwd=suite, env=env, capture_output=True, text=True, timeout=120)
+    counterexample = re.search(r"n=\d+", failure["representation"]).group()
+    assert replayed.returncode == 1 and counterexample in replayed.stdout, replay + "\n" + replayed.stdout

@@ -22,6 +22,7 @@ from model.message import (
     compute_message_id,
     get_retry_topic,
     is_retry_topic,
+    java_string_hash,
 )
 from model.pull import get_broker_pull
 from model.queue_locks import on_lock_batch, on_unlock_batch
@@ -32,6 +33,12 @@ from model.store import put_message
 
 PROPERTY_TAGS = "TAGS"
 MODEL_ID_HOST = compute_message_id(0)[:16]
+
+
+def get_subscribed_tags(expression: str) -> frozenset | None:
+    """The tags of a TAG subscription expression ("TagA || TagB"), None for all ("*" or empty)."""
+    tags = frozenset(part.strip() for part in (expression or "").split("||") if part.strip())
+    return None if not tags or "*" in tags else tags
 
 
 @attrs.define
@@ -92,10 +99,14 @@ class BrokerAdapter:
             self.sent_back.append((now, offset, result.stored))
         return result.code.value, result.remark, result.rules
 
-    def pull(self, topic: str, queue_id: int, offset: int, max_nums: int):
-        """PULL_MESSAGE's store lookup (the model's get_broker_pull): (status, messages, next, min, max)."""
+    def pull(self, topic: str, queue_id: int, offset: int, max_nums: int, expression: str = "*"):
+        """PULL_MESSAGE's store lookup (the model's get_broker_pull, its tag-hash filter included [PL-04]):
+        (status, messages, next, min, max). `expression` is the request's subscription, e.g. "TagA || TagB"."""
         config = attrs.evolve(self.config, pull_batch_size=max(1, min(max_nums, 1024)))
-        view = types.SimpleNamespace(broker=self.broker, min_offsets={}, config=config, subscription=None)
+        tags = get_subscribed_tags(expression)
+        codes = frozenset() if tags is None else frozenset(java_string_hash(tag) for tag in tags)
+        view = types.SimpleNamespace(broker=self.broker, min_offsets={}, config=config, subscription=tags,
+                                     subscription_codes=codes)
         status, found, next_offset = get_broker_pull(view, MessageQueue(topic, queue_id), offset)
         return status, [self.to_wire(m) for m in found], next_offset, 0, self.max_offset(topic, queue_id)
 

@@ -149,7 +149,7 @@ async def pull_message(server, request: RemotingCommand) -> RemotingCommand:
         waiter = server.store_changed_waiter()
         server.advance()
         status, found, next_offset, low, high = server.adapter.pull(
-            topic, queue_id, offset, int(request.header("maxMsgNums", "32")))
+            topic, queue_id, offset, int(request.header("maxMsgNums", "32")), request.header("subscription", "*"))
         remaining = deadline - server.now()
         if status != "NO_NEW_MSG" or remaining <= 0:
             break

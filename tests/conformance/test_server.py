@@ -36,10 +36,10 @@ async def send(client, topic, queue_id, body, **properties):
     return await client.request(Rq.SEND_MESSAGE_V2, encode_send_header_v2(fields), body)
 
 
-async def pull(client, topic, queue_id, offset, suspend_ms=0):
+async def pull(client, topic, queue_id, offset, suspend_ms=0, subscription="*"):
     fields = {"consumerGroup": GROUP, "topic": topic, "queueId": queue_id, "queueOffset": offset, "maxMsgNums": 32,
               "sysFlag": 2 if suspend_ms else 0, "commitOffset": 0, "suspendTimeoutMillis": suspend_ms,
-              "subscription": "*", "subVersion": 1}
+              "subscription": subscription, "subVersion": 1}
     return await client.request(Rq.PULL_MESSAGE, fields, timeout=suspend_ms / 1000 + 10)
 
 
@@ -155,3 +155,19 @@ def test_fault_switches(runner):
                   if e.direction == "in" and e.command.code == Rq.CONSUMER_SEND_MSG_BACK}
     answers = [e.command.code for e in trace if e.direction == "out" and e.command.opaque in send_backs]
     assert len(send_backs) == 2 and answers == [Rs.SYSTEM_ERROR]  # the silent one was never answered
+
+
+async def tag_filtered(runner):
+    async with RemotingClient(runner.server.broker_addr) as client:
+        for body, tags in ((b"a1", "TagA"), (b"b1", "TagB"), (b"a2", "TagA")):
+            assert (await send(client, TOPIC, 2, body, TAGS=tags)).code == Rs.SUCCESS
+        return await pull(client, TOPIC, 2, 0, subscription="TagA || TagC")
+
+
+def test_the_broker_filters_a_pull_by_its_subscriptions_tag_hashes(runner):
+    """[PL-04] The model's broker half filters by the subscription's tag hashes: TagB is skipped, and the next
+    offset passes every scanned unit."""
+    answer = asyncio.run(asyncio.wait_for(tag_filtered(runner), 50))
+    assert answer.code == Rs.SUCCESS
+    assert [m.body for m in decode_messages(answer.body)] == [b"a1", b"a2"]
+    assert answer.header("nextBeginOffset") == "3"

@@ -1,4 +1,4 @@
-"""Delay levels: parsing `messageDelayLevel` and the derivations the scheduler uses (spec/04-store.md)."""
+"""Delay levels: parsing `messageDelayLevel` and what the scheduler derives from it (spec/01-configuration.md)."""
 
 from __future__ import annotations
 

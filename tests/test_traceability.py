@@ -151,6 +151,98 @@ def test_every_spec_path_in_code_resolves():
     assert broken == []
 
 
+def tagged_definitions(path: Path):
+    """(rule id, name) of every function or class in a file whose docstring starts with ``[XX-NN]``; a method is
+    named ``Class.method``."""
+    tree = parse(path)
+    owners = {child: node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for child in node.body}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            tag = re.match(r"(\[[A-Z]{2,5}-[0-9]{2,3}\] ?)+", ast.get_docstring(node) or "")
+            name = f"{owners[node]}.{node.name}" if node in owners else node.name
+            for rule_id in re.findall(r"[A-Z]{2,5}-[0-9]{2,3}", tag.group(0) if tag else ""):
+                yield rule_id, name
+
+
+def linked_model_names(text: str) -> set[tuple[str, str]]:
+    """(module path, name) of every backticked name inside a link of a Model line to a model module."""
+    return {(match["path"], name["name"]) for match in LINK.finditer(text) for name in NAME.finditer(match["text"])}
+
+
+def test_every_tagged_model_docstring_is_named_by_its_rule():
+    """A function or class whose docstring starts with [XX-NN] is listed, by name and module, in XX-NN's Model line."""
+    unnamed = [
+        f"{path.relative_to(ROOT)}: {name} [{rule_id}]"
+        for path in python_files("model")
+        for rule_id, name in tagged_definitions(path)
+        if (path.relative_to(ROOT).as_posix(), name) not in linked_model_names(FIELDS.get(rule_id, {}).get("Model", ""))
+    ]
+    assert unnamed == []
+
+
+def asserts(function: ast.AST) -> bool:
+    """Whether a function's own body checks something: an assert, or a call of an assert/check/expect helper."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if CHECKERS.search(callee):
+                return True
+    return False
+
+
+def machine_checks_every_step(owner: ast.ClassDef | None) -> bool:
+    """Whether a machine has an asserting @invariant, which Hypothesis runs after each of its rules."""
+    if owner is None:
+        return False
+    return any(
+        isinstance(method, ast.FunctionDef)
+        and any(getattr(getattr(d, "func", d), "id", "") == "invariant" for d in method.decorator_list)
+        and asserts(method)
+        for method in owner.body
+    )
+
+
+def coverage_ids(node: ast.expr) -> list[str]:
+    """The rule ids an event() argument can record as coverage: a literal id, or either branch of a conditional."""
+    if isinstance(node, ast.IfExp):
+        return coverage_ids(node.body) + coverage_ids(node.orelse)
+    if isinstance(node, ast.Constant) and re.fullmatch(r"[A-Z]{2,5}-[0-9]{2,3}", str(node.value)):
+        return [node.value]
+    return []
+
+
+def event_sites(tree: ast.Module):
+    """(rule id, innermost enclosing function, its class or None) of every ``event("XX-NN")`` call in a module."""
+    owners = {child: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for child in node.body}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        inner = {n for child in ast.walk(function) if child is not function
+                 and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(child)}
+        for node in ast.walk(function):
+            is_event = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "event" and node.args
+            if is_event and node not in inner:
+                for rule_id in coverage_ids(node.args[0]):
+                    yield rule_id, function, owners.get(function)
+
+
+def test_every_event_sits_in_a_step_that_checks_its_rule():
+    """An event("XX-NN") is coverage of XX-NN only where the function recording it is named, by itself or by its
+    machine class, in XX-NN's Checked by line, and asserts something (a machine's rule: its machine has an asserting
+    invariant, run after the step). A step that records a rule it does not check would make the coverage report
+    credit a rule nothing tested."""
+    lonely = []
+    for path in python_files("properties"):
+        for rule_id, function, owner in event_sites(parse(path)):
+            named = re.findall(r"\w+", FIELDS.get(rule_id, {}).get("Checked by", ""))
+            listed = function.name in named or (owner is not None and owner.name in named)
+            if not ((asserts(function) or machine_checks_every_step(owner)) and listed):
+                lonely.append(f"{path.relative_to(ROOT)}: {function.name} event({rule_id!r})")
+    assert lonely == []
+
+
 @pytest.mark.parametrize("rule_id", sorted(FIELDS))
 def test_every_rule_has_a_model_or_says_why(rule_id):
     assert FIELDS[rule_id].get("Model", "").strip(), f"{rule_id} has no Model line"

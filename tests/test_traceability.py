@@ -246,3 +246,12 @@ def test_every_event_sits_in_a_step_that_checks_its_rule():
 @pytest.mark.parametrize("rule_id", sorted(FIELDS))
 def test_every_rule_has_a_model_or_says_why(rule_id):
     assert FIELDS[rule_id].get("Model", "").strip(), f"{rule_id} has no Model line"
+
+
+def test_the_spec_readme_lists_every_chapter_and_links_only_kept_files():
+    readme = (ROOT / "spec" / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((?!https?:)([^)#]+)", readme)
+    assert sorted(p.name for p in (ROOT / "spec").glob("[0-9]*.md")) == sorted(
+        t for t in set(targets) if re.fullmatch(r"[0-9]{2}-[a-z0-9-]+\.md", t)
+    )
+    assert [t for t in targets if not (ROOT / "spec" / t).resolve().exists() or "reports/out" in t] == []

@@ -1,4 +1,4 @@
-"""An exact fast-forward over the periodic timers of an idle system (spec/11-guarantees.md, SY-01).
+"""An exact fast-forward over the periodic timers of an idle system (an optimisation of spec/11-guarantees.md's step).
 
 A system with nothing to consume still fires timers: every owned queue's long-polling pull cycle (the broker
 answers NO_NEW_MSG after 15 s, correctTagsOffset, an immediate re-pull that is held again), persistAll every 5 s,
@@ -94,7 +94,7 @@ class Window:
 
 
 def is_idle(system: System) -> bool:
-    """[SY-01] Nothing but periodic timers can act before the next event: concurrently consumption; every
+    """Nothing but periodic timers can act before the next event: concurrently consumption; every
     ProcessQueue live and either held back by flow control (which stays so: only an event shrinks a cache) or
     pulled to its queue's end and let through by flow control; no held pull with a message to wake for. Running
     listeners may hold cached messages: only an event completes them. A pending resubmission ends the window."""
@@ -119,7 +119,7 @@ def is_idle(system: System) -> bool:
 
 
 def is_still_flow_controlled(system: System, key: tuple, parked: tuple) -> bool:
-    """[PL-02] [PL-03] A pull held back by flow control that model.pull.wake_flow_controlled_pulls leaves as it is:
+    """A pull held back by flow control that model.pull.wake_flow_controlled_pulls leaves as it is:
     its ProcessQueue is live and still too full (only an event changes that)."""
     (client_id, mq), (_since, incarnation, token) = key, parked
     consumer = get_live_consumer(system, client_id, incarnation)
@@ -131,7 +131,7 @@ def is_still_flow_controlled(system: System, key: tuple, parked: tuple) -> bool:
 
 def fast_forward(system: System, until: int | None, schedule_time: int | None, *, stop_on_change: bool = False,
                  limit: int | None = None) -> tuple[System, list, int]:
-    """[SY-01] Fire the idle timers due at or before `until` (None: no bound), before the broker's delay timer
+    """Fire the idle timers due at or before `until` (None: no bound), before the broker's delay timer
     (next due at `schedule_time`, from model.schedule.get_next_schedule_time),
     at most `limit` of them, stopping after one that changed an offset or the one-way queue if `stop_on_change`
     (drain checks quiescence between timers); returns (system, observations, timers fired) — 0 fired when the
@@ -150,7 +150,7 @@ def fast_forward(system: System, until: int | None, schedule_time: int | None, *
 
 def run_window(window: Window, until: int | None, bound: int | None, stop_on_change: bool,
                limit: int | None) -> None:
-    """[SY-01] Pop and fire timers in (time, sequence) order while they are due and idle."""
+    """Pop and fire timers in (time, sequence) order while they are due and idle."""
     heap = window.heap
     while heap and (limit is None or window.fired < limit):
         (at, seq), item = heap[0]
@@ -173,7 +173,7 @@ def run_window(window: Window, until: int | None, bound: int | None, stop_on_cha
 
 
 def commit(window: Window, consumer, mq, offset: int, source: str, rules: tuple[str, ...]) -> list:
-    """[SY-02] As model.pull.commit_broker_offset, on the window's copy of the broker's offsets."""
+    """As model.pull.commit_broker_offset, on the window's copy of the broker's offsets."""
     committed = window.committed
     previous = committed[mq] if mq in committed else query_offset(window.system.broker, GROUP, mq.topic, mq.queue_id)
     if previous == offset:
@@ -185,7 +185,7 @@ def commit(window: Window, consumer, mq, offset: int, source: str, rules: tuple[
 
 
 def process_idle_pull(window: Window, due: PullDue) -> bool:
-    """[PL-01] [PL-04] [PL-06] [PL-07] As model.pull.process_pull on a live queue pulled to its end: the
+    """As model.pull.process_pull on a live queue pulled to its end: the
     piggybacked commit, NO_NEW_MSG, then held for 15 s or (when the held pull answers) correctTagsOffset if
     nothing is cached, and an immediate re-pull. Stale pulls do nothing."""
     client = window.get_client(due.client_id, due.incarnation)
@@ -218,7 +218,7 @@ def process_idle_pull(window: Window, due: PullDue) -> bool:
 
 
 def record_idle_offset(window: Window, client: ClientState, mq, offset: int) -> OffsetUpdated:
-    """[PL-06] [CC-08] correctTagsOffset with nothing cached: an increase-only update of the offset store."""
+    """correctTagsOffset with nothing cached: an increase-only update of the offset store."""
     store = client.store
     updated = client.store = update_offset(store, mq, offset, True)
     if updated is not store and get_offset(store, mq) != get_offset(updated, mq):
@@ -236,7 +236,7 @@ def schedule_idle_pull(window: Window, client: ClientState, mq, at: int, suspend
 
 
 def process_idle_persist(window: Window, due: PersistDue) -> bool:
-    """[RB-05] [SY-02] As model.rebalance.process_persist: persistAll, each update sent one-way (committed at once,
+    """As model.rebalance.process_persist: persistAll, each update sent one-way (committed at once,
     or held in the network), and the next persist one interval later."""
     client = window.get_client(due.client_id, due.incarnation)
     if client is None:
@@ -258,7 +258,7 @@ def process_idle_persist(window: Window, due: PersistDue) -> bool:
 
 
 def process_idle_rebalance(window: Window, due: RebalanceDue) -> bool:
-    """[RB-01] [LK-08] As model.rebalance.process_rebalance_due when it changes nothing: the allocation is the
+    """As model.rebalance.process_rebalance_due when it changes nothing: the allocation is the
     ProcessQueue table and no queue's pull is stale. Otherwise the timer is declined."""
     client = window.get_client(due.client_id, due.incarnation)
     if client is None:
@@ -278,7 +278,7 @@ def process_idle_rebalance(window: Window, due: RebalanceDue) -> bool:
 
 
 def process_idle_service_timer(window: Window, timer: ServiceTimer) -> bool:
-    """[CT-01] [CT-02] As model.concurrently.on_timer when cleanExpiredMsg finds no expired message: the next run
+    """As model.concurrently.on_timer when cleanExpiredMsg finds no expired message: the next run
     one period later. A run that would send messages back is declined."""
     client = window.get_client(timer.client_id, timer.incarnation)
     if client is None or timer.kind != CLEAN_EXPIRED:
@@ -300,7 +300,7 @@ IDLE_HANDLERS = {
 
 
 def close_window(window: Window) -> System:
-    """[SY-01] The persistent System after the window, built once."""
+    """The persistent System after the window, built once."""
     system = window.system
     consumers = system.consumers
     for client_id, client in window.clients.items():

@@ -122,7 +122,6 @@ class FastForwardEquivalence(RuleBasedStateMachine):
         # A probe, not the step: how many timers the first idle window of this advance would fire.
         probed = forward(self.fast, until)[2]
         if probed:
-            event("SY-01")
             event("SY-01 an idle window was fast-forwarded")
         self.apply(Advance(until))
 

@@ -232,7 +232,6 @@ class ConsumerGroup(RuleBasedStateMachine):
                     assert pq.msg_tree_map.first_key() >= entry.value
                     event("SY-03")
                 if get_max_span(pq) > self.config.consume_concurrently_max_span:
-                    event("PL-03")
                     event("PL-03 span above the maximum after a pull")
 
     @invariant()

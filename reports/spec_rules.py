@@ -40,3 +40,39 @@ def get_cited_rule_ids(directory: Path) -> dict[str, set[str]]:
         for rule_id in RULE_ID.findall(path.read_text(encoding="utf-8")):
             cited.setdefault(rule_id, set()).add(str(path.relative_to(ROOT)))
     return cited
+
+
+BULLET = re.compile(r"^- \*\*(?P<field>[A-Za-z -]+):\*\*\s*(?P<text>.*)$")
+SPEC_PATH = re.compile(r"spec/(?P<file>[0-9]{2}-[a-z0-9-]+\.md)(?:#(?P<anchor>[a-z0-9-]+))?")
+
+
+def get_rule_fields(spec_dir: Path = ROOT / "spec") -> dict[str, dict[str, str]]:
+    """Each rule's bullets (``Source``, ``Model``, ``Checked by``, ``Profiles``), continuation lines joined."""
+    fields: dict[str, dict[str, str]] = {}
+    for chapter in sorted(spec_dir.glob("[0-9]*.md")):
+        current: dict[str, str] | None = None
+        field = None
+        for text in chapter.read_text(encoding="utf-8").splitlines():
+            heading = RULE_HEADING.match(text)
+            if heading:
+                current, field = fields.setdefault(heading["id"], {}), None
+            elif text.startswith("#"):
+                current, field = None, None
+            elif current is not None and (bullet := BULLET.match(text)):
+                field = bullet["field"]
+                current[field] = bullet["text"]
+            elif current is not None and field and text.startswith("  ") and text.strip():
+                current[field] += " " + text.strip()
+            else:
+                field = None
+    return fields
+
+
+def get_heading_anchors(chapter: Path) -> set[str]:
+    """The anchors GitHub makes of a chapter's headings (lower case, punctuation dropped, spaces to hyphens)."""
+    anchors = set()
+    for text in chapter.read_text(encoding="utf-8").splitlines():
+        if text.startswith("#"):
+            title = text.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from conformance.clients.cpp import CppConsumer, StartRequest
-from conformance.observe import CONSUMER_SEND_MSG_BACK, Run, StoredCopy, WireRequest
+from conformance.clients.cpp import Delivery, OutcomeScript, StartRequest, open_cpp_consumer
+from conformance.observe import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, Run, StoredCopy, WireRequest
 from conformance.predict import RunSettings
 from conformance.workload import Workload
 
@@ -21,6 +21,8 @@ from conformance.workload import Workload
 # pull round trip) and the broker holds no delayed copy; or at the latest after RUN_LIMIT_S.
 QUIET_S = 2.5
 RUN_LIMIT_S = 45.0
+# A started client pulls each queue within a second or two (route, heartbeat, rebalance).
+READY_LIMIT_S = 15.0
 POLL_S = 0.05
 
 
@@ -39,7 +41,25 @@ class Backend(Protocol):
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
 
-def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: float, limit_s: float,
+class Consumer(Protocol):
+    """A real client's push consumer as the glue drives it (conformance/clients/): a context manager that starts
+    and always stops it, and what it recorded."""
+
+    deliveries: list[Delivery]
+    errors: list[str]
+    seen: dict[str, int]
+    client: dict
+
+    def __enter__(self) -> Consumer: ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+# How the glue makes a consumer: (start request, outcome script, log directory) -> Consumer.
+OpenClient = Callable[[StartRequest, OutcomeScript, str | None], Consumer]
+
+
+def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float, limit_s: float,
                      deliveries: int | None = None) -> None:
     """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
     on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`."""
@@ -56,17 +76,46 @@ def wait_until_quiet(backend: Backend, consumers: list[CppConsumer], started: fl
         time.sleep(POLL_S)
 
 
+def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, limit_s: float) -> bool:
+    """Poll until the client has pulled every queue of the topic (it has rebalanced and holds its offsets), or
+    `limit_s` after `started`; True when it has."""
+    queues = set(range(settings.topic_queue_nums))
+    while time.monotonic() - started < limit_s:
+        pulled = {int(r.fields.get("queueId", -1)) for r in backend.get_requests()
+                  if r.code == PULL_MESSAGE and r.fields.get("topic") == settings.topic}
+        if queues <= pulled:
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def produce_workload(backend: Backend, workload: Workload, settings: RunSettings) -> None:
+    for index, spec in enumerate(workload.messages):
+        backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
+
+
 def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str,
-                  log_dir: str | None) -> list[CppConsumer]:
-    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet."""
+                  log_dir: str | None, open_client: OpenClient) -> list[Consumer]:
+    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet.
+
+    A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
+    once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
+    messages are produced first, and the broker's first answer to QUERY_CONSUMER_OFFSET starts it at 0."""
     request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model)
     script, started = workload.make_script(), time.monotonic()
-    first = CppConsumer(request, script, log_dir=log_dir)
+    broadcasting = workload.model == "broadcasting"
+    if not broadcasting:
+        produce_workload(backend, workload, settings)
+    first = open_client(request, script, log_dir)
     consumers = [first]
     with first:
+        if broadcasting:
+            if not wait_until_pulling(backend, settings, started, READY_LIMIT_S):
+                first.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
+            produce_workload(backend, workload, settings)
         wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after)
     if workload.restart_after is not None:
-        second = CppConsumer(request, script, log_dir=log_dir)
+        second = open_client(request, script, log_dir)
         second.seen.update(first.seen)
         consumers.append(second)
         with second:
@@ -75,12 +124,10 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
 
 
 def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSettings, instance: str,
-                 log_dir: str | None = None) -> Run:
+                 log_dir: str | None = None, open_client: OpenClient = open_cpp_consumer) -> Run:
     """Produce the workload's messages, let the client consume them, and record everything as one Run."""
     with open_backend(settings, workload) as backend:
-        for index, spec in enumerate(workload.messages):
-            backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
-        consumers = run_consumers(backend, workload, settings, instance, log_dir)
+        consumers = run_consumers(backend, workload, settings, instance, log_dir, open_client)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]

@@ -203,3 +203,8 @@ class CppConsumer:
                 return True
             time.sleep(0.02)
         return predicate(list(self.deliveries))
+
+
+def open_cpp_consumer(request: StartRequest, script: OutcomeScript, log_dir: str | None) -> CppConsumer:
+    """The glue's way to make this client's consumer (conformance/run.py's OpenClient)."""
+    return CppConsumer(request, script, log_dir=log_dir)

@@ -15,6 +15,7 @@ import pytest
 from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 
+from conformance.backends.model import open_model_backend
 from conformance.clients.cpp import get_unavailable_reason
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.run import run_workload
@@ -22,8 +23,6 @@ from conformance.workload import workloads
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
-backends = pytest.importorskip("conformance.backends.model",
-                               reason="the model-backed server (conformance/server/, branch wire) is not merged yet")
 
 EXAMPLES = int(os.environ.get("RMQSPEC_CONFORMANCE_EXAMPLES", "8"))
 REAL = settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -32,7 +31,7 @@ REAL = settings(max_examples=EXAMPLES, deadline=None, database=None,
 
 def check(workload, tmp_path):
     group, instance = get_fresh_names("full")
-    run = run_workload(backends.open_model_backend, workload, evolve(SETTINGS, group=group), instance,
+    run = run_workload(open_model_backend, workload, evolve(SETTINGS, group=group), instance,
                        str(tmp_path))
     judge_run(run, repr(workload))
 

@@ -7,6 +7,7 @@ import socket
 import pytest
 from attrs import evolve
 
+from conformance.backends.model import open_model_backend
 from conformance.clients.cpp import find_adapter_processes, get_unavailable_reason
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.observe import ObservedFate, get_observed_fates
@@ -15,15 +16,13 @@ from conformance.workload import poison_workload
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
-backends = pytest.importorskip("conformance.backends.model",
-                               reason="the model-backed server (conformance/server/, branch wire) is not merged yet")
 
 
 def test_a_poison_message_goes_produce_fail_retry_dlq(tmp_path):
     group, instance = get_fresh_names("smoke")
     settings = evolve(SETTINGS, group=group)
     workload = poison_workload(settings.retry_max_times)
-    run = run_workload(backends.open_model_backend, workload, settings, instance, str(tmp_path))
+    run = run_workload(open_model_backend, workload, settings, instance, str(tmp_path))
     # The group's retryMaxTimes 2 decides (the client sends none): 1 + 2 deliveries, then the DLQ.
     assert get_observed_fates(run)["m0"] == ObservedFate("m0", (0, 1, 2), "dlq")
     verdicts = {v.rule: v.status for v in judge_run(run, repr(workload))}

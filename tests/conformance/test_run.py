@@ -1,0 +1,75 @@
+"""The glue's order of events (conformance/run.py), with a fake backend and a fake client: a BROADCASTING consumer
+without a stored offset starts at the queue's end, so its run produces only once the client pulls every queue; a
+CLUSTERING run produces before the client starts."""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve
+
+from conformance.harness import SETTINGS
+from conformance.observe import PULL_MESSAGE, WireRequest
+from conformance.run import run_workload
+from conformance.workload import MessageSpec, Workload
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class FakeBackend:
+    namesrv = "127.0.0.1:1"
+
+    def __init__(self, log: list):
+        self.log, self.requests = log, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def produce(self, key, tags, delay_level, queue_id):
+        self.log.append(("produce", key))
+
+    def get_requests(self):
+        return list(self.requests)
+
+    def get_stored_copies(self):
+        return []
+
+    def has_delayed(self):
+        return False
+
+
+class FakeConsumer:
+    """Pulls both queues of the topic when it starts, and consumes nothing."""
+
+    def __init__(self, backend: FakeBackend, topic: str):
+        self.backend, self.topic = backend, topic
+        self.deliveries, self.errors, self.seen, self.client = [], [], {}, {"name": "fake", "version": "0"}
+
+    def __enter__(self):
+        self.backend.log.append(("start",))
+        self.backend.requests += [WireRequest(0.0, PULL_MESSAGE, {"topic": self.topic, "queueId": str(q)})
+                                  for q in range(SETTINGS.topic_queue_nums)]
+        return self
+
+    def __exit__(self, *exc):
+        self.backend.log.append(("stop",))
+
+
+def run_logged(model: str, monkeypatch) -> list:
+    monkeypatch.setattr("conformance.run.QUIET_S", 0.1)
+    log: list = []
+    backend = FakeBackend(log)
+    workload = Workload((MessageSpec("m0"), MessageSpec("m1")), model=model)
+    run_workload(lambda settings, workload: backend, workload, evolve(SETTINGS, group="g"), "i",
+                 open_client=lambda request, script, log_dir: FakeConsumer(backend, request.topic))
+    return log
+
+
+def test_a_broadcasting_run_produces_after_the_client_pulls_every_queue(monkeypatch):
+    assert run_logged("broadcasting", monkeypatch) == [("start",), ("produce", "m0"), ("produce", "m1"), ("stop",)]
+
+
+def test_a_clustering_run_produces_before_the_client_starts(monkeypatch):
+    assert run_logged("clustering", monkeypatch) == [("produce", "m0"), ("produce", "m1"), ("start",), ("stop",)]

@@ -4,7 +4,7 @@ With RMQSPEC_REPORTS=1 every verdict becomes one JSON line in
 `<RMQSPEC_REPORTS_DIR>/<run id>/conformance-<writer>.jsonl` (one file per pytest process, as reports/ does):
 
     {"type": "conformance_verdict", "run_id": ..., "client": {"name", "version", "binding"}, "rule": "SB-09",
-     "status": "conforms" | "deviates" | "not applicable", "detail": ..., "declared": bool,
+     "status": "conforms" | "deviates" | "not applicable" | "not judged", "detail": ..., "declared": bool,
      "counterexample": <shrunk workload repr, deviations only>, "trace": [<wire requests>, deviations only]}
 
 The step also calls Hypothesis `event(rule, "<client name> <version> <status>")`, so the OpenPBTStats lines the
@@ -22,6 +22,30 @@ from conformance.deviations import get_declared
 from reports import run_context
 
 LOCK = threading.Lock()
+# Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.
+STRENGTH = ("not judged", "not applicable", "conforms", "deviates")
+# Every verdict this process recorded, for the session's rule x client matrix (conformance/suite/conftest.py).
+SESSION: list = []
+
+
+def merge_statuses(verdicts) -> dict[tuple[str, str], dict[str, str]]:
+    """{(client name, version): {rule: strongest status}} over `verdicts` of any number of runs."""
+    merged: dict[tuple[str, str], dict[str, str]] = {}
+    for verdict in verdicts:
+        row = merged.setdefault(verdict.client_key, {})
+        before = row.get(verdict.rule, STRENGTH[0])
+        row[verdict.rule] = max(before, verdict.status, key=STRENGTH.index)
+    return merged
+
+
+def format_matrix(verdicts) -> list[str]:
+    """One line per client: how many rules conform, deviate, are not applicable or not judged, and which deviate."""
+    lines = []
+    for (name, version), row in sorted(merge_statuses(verdicts).items()):
+        counts = ", ".join(f"{sum(s == status for s in row.values())} {status}" for status in reversed(STRENGTH))
+        deviating = " ".join(sorted(rule for rule, status in row.items() if status == "deviates")) or "none"
+        lines.append(f"{name} {version}: {counts}; deviating: {deviating}")
+    return lines
 
 
 def get_report_path():
@@ -37,9 +61,11 @@ def to_record(verdict) -> dict:
 
 
 def record_verdicts(verdicts) -> None:
-    """Mark each verdict as a Hypothesis event and, when reports are on, append its record."""
+    """Mark each verdict as a Hypothesis event, keep it for the session's matrix and, when reports are on, append
+    its record."""
+    SESSION.extend(verdicts)
     for verdict in verdicts:
-        if verdict.status != "not applicable":
+        if verdict.status in ("conforms", "deviates"):
             if currently_in_test_context():  # a plain test (the smoke test) has no Hypothesis context to mark
                 event(verdict.rule, f"{verdict.client['name']} {verdict.client['version']} {verdict.status}")
     if not run_context.is_reporting():

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.report import record_verdicts
+from conformance.report import format_matrix, merge_statuses, record_verdicts
 from conformance.verdicts import Verdict
 
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq 0.4.4"}
@@ -45,3 +45,13 @@ def test_nothing_is_written_without_reports(tmp_path, monkeypatch):
 
     record()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_over_runs_a_rule_takes_its_strongest_status():
+    later = [Verdict("SY-06", CLIENT, "deviates", "late"), Verdict("SB-09", CLIENT, "conforms"),
+             Verdict("OR-13", CLIENT, "not judged", "x"), Verdict("OR-13", CLIENT, "conforms")]
+    merged = merge_statuses(VERDICTS + later)
+    assert merged == {("rocketmq-client-cpp", "1.2.3"): {"SB-09": "deviates", "SY-06": "deviates",
+                                                         "CT-01": "not applicable", "OR-13": "conforms"}}
+    assert format_matrix(VERDICTS + later) == [
+        "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 1 not applicable, 0 not judged; deviating: SB-09 SY-06"]

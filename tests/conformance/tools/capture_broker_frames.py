@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import json
 import pathlib
-import struct
 import tempfile
 import time
 
 from conformance.backends import admin
 from conformance.backends.broker_client import PULL_FLAG_SUBSCRIPTION, PULL_MESSAGE, BrokerClient
 from conformance.backends.loopback import require_loopback_only
-from conformance.backends.remoting_client import Command, encode_command
+from conformance.backends.remoting_client import make_request
 from conformance.backends.rocketmq import RocketMQSession
 from conformance.backends.settings_table import get_real_broker_conf
+from conformance.codec.remoting import encode_frame
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 GROUP = "rmqspec_capture"
@@ -36,9 +36,8 @@ def capture_pull(client: BrokerClient) -> bytes:
     fields = {"consumerGroup": GROUP, "topic": SENT["topic"], "queueId": SENT["queueId"],
               "queueOffset": 0, "maxMsgNums": 32, "sysFlag": PULL_FLAG_SUBSCRIPTION, "commitOffset": 0,
               "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"}
-    client.send_raw(encode_command(Command(PULL_MESSAGE, {k: str(v) for k, v in fields.items()}, opaque=7)))
-    length = client._read_exactly(4)
-    return length + client._read_exactly(struct.unpack(">i", length)[0])
+    client.send_raw(encode_frame(make_request(PULL_MESSAGE, fields, opaque=7)))
+    return client.read_frame()
 
 
 def main() -> None:

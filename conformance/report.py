@@ -26,6 +26,8 @@ LOCK = threading.Lock()
 STRENGTH = ("not judged", "not applicable", "conforms", "deviates")
 # Every verdict this process recorded, for the session's rule x client matrix (conformance/suite/conftest.py).
 SESSION: list = []
+# (client name, kind, request code) of every server finding this process recorded.
+FINDINGS: list = []
 
 
 def merge_statuses(verdicts) -> dict[tuple[str, str], dict[str, str]]:
@@ -58,6 +60,21 @@ def to_record(verdict) -> dict:
             "rule": verdict.rule, "status": verdict.status, "detail": verdict.detail,
             "declared": get_declared(verdict.rule, verdict.client_key) is not None,
             "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
+
+
+def record_findings(run) -> None:
+    """The server's findings of one run, each a record {"type": "conformance_finding", "client", ...}, kept for
+    the session's summary too."""
+    FINDINGS.extend((run.client.get("name"), finding["kind"], finding.get("code")) for finding in run.findings)
+    if not run_context.is_reporting() or not run.findings:
+        return
+    lines = "".join(json.dumps({"type": "conformance_finding", "run_id": run_context.get_run_id(),
+                                "client": run.client, **finding}, sort_keys=True, default=str) + "\n"
+                    for finding in run.findings)
+    path = get_report_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK, path.open("a", encoding="utf-8") as out:
+        out.write(lines)
 
 
 def record_verdicts(verdicts) -> None:

@@ -94,6 +94,9 @@ class ModelBackend:
         return [StoredCopy(self.started_ms + at, offset, copy.uniq_key, copy.reconsume_times,
                            get_destination(copy), copy.delay_time_level) for at, offset, copy in sent_back]
 
+    def get_findings(self) -> list[dict]:
+        return self.runner.call(lambda: list(self.server.findings))
+
     def has_delayed(self) -> bool:
         """Whether a copy waits in SCHEDULE_TOPIC_XXXX (the delay timer's next due time alone would always say
         yes: it also schedules the periodic flush of the delay offsets)."""

@@ -3,7 +3,9 @@ or not judged (conformance/rules.py says why), and which deviate."""
 
 from __future__ import annotations
 
-from conformance.report import SESSION, format_matrix
+from collections import Counter
+
+from conformance.report import FINDINGS, SESSION, format_matrix
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -11,3 +13,5 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("rule x client")
         for line in format_matrix(SESSION):
             terminalreporter.write_line(line)
+        for (client, kind, code), count in sorted(Counter(FINDINGS).items(), key=str):
+            terminalreporter.write_line(f"{client}: {count} x {kind}" + (f" (request code {code})" if code else ""))

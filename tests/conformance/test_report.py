@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.harness import SETTINGS, judge_run
+from conformance.observe import Run
 from conformance.report import format_matrix, merge_statuses, record_verdicts
 from conformance.verdicts import Verdict
+from conformance.workload import Workload
 
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq 0.4.4"}
 VERDICTS = [Verdict("SB-09", CLIENT, "deviates", "no maxReconsumeTimes", "Workload(...)", ("t 36",)),
@@ -55,3 +60,25 @@ def test_over_runs_a_rule_takes_its_strongest_status():
                                                          "CT-01": "not applicable", "OR-13": "conforms"}}
     assert format_matrix(VERDICTS + later) == [
         "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 1 not applicable, 0 not judged; deviating: SB-09 SY-06"]
+
+
+def test_a_server_fault_fails_the_run_and_an_unsupported_request_is_only_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMQSPEC_REPORTS", "1")
+    monkeypatch.setenv("RMQSPEC_REPORTS_DIR", str(tmp_path))
+    monkeypatch.setenv("RMQSPEC_RUN_ID", "run-2")
+    unsupported = {"kind": "unsupported-request", "code": 9999, "endpoint": "broker"}
+    broken = {"kind": "handler-error", "code": 11, "error": "KeyError('queueId')"}
+    quiet = Run(CLIENT, Workload(()), SETTINGS, (), findings=(unsupported,))
+
+    @settings(max_examples=1, database=None)
+    @given(st.just(None))
+    def judge_both(_):
+        judge_run(quiet, "")
+        with pytest.raises(AssertionError, match="could not serve the client.*handler-error"):
+            judge_run(evolve(quiet, findings=(unsupported, broken)), "")
+
+    judge_both()
+    records = [json.loads(line) for path in (tmp_path / "run-2").glob("conformance-*.jsonl")
+               for line in path.read_text().splitlines()]
+    found = [(r["kind"], r["code"]) for r in records if r["type"] == "conformance_finding"]
+    assert sorted(found) == [("handler-error", 11), ("unsupported-request", 9999), ("unsupported-request", 9999)]

@@ -174,8 +174,9 @@ def on_send_retry_message(broker: Broker, config: Config, message: Message, reco
 
 def on_send_message(broker: Broker, config: Config, message: Message, header: tuple[int | None, int | None],
                     now: int, random_int: int) -> tuple[Broker, SendResult]:
-    """[RS-07] SEND_MESSAGE: a %RETRY% send is on_send_retry_message's; any other is refused when the broker or the
-    topic is not writeable, else stored where it was sent (queue `message.queue_id` of an existing topic).
+    """[RS-07] SEND_MESSAGE: a %RETRY% send is on_send_retry_message's; any other is the broker's msgCheck, which
+    stores it where it was sent even on a read-only broker (only ordered topics are refused, and the model has
+    none), unless the topic does not exist or the queue id is beyond its queues.
 
     `header` is the request's (reconsumeTimes, maxReconsumeTimes)."""
     if is_retry_topic(message.topic):
@@ -183,8 +184,9 @@ def on_send_message(broker: Broker, config: Config, message: Message, header: tu
     topic = broker.topics.get(message.topic)
     if topic is None:
         return refuse(broker, ResponseCode.TOPIC_NOT_EXIST, f"topic[{message.topic}] not exist", ("RS-07",))
-    if not (is_writeable(broker.perm) and is_writeable(topic.perm)):
-        return refuse(broker, ResponseCode.NO_PERMISSION, "the broker sending message is forbidden", ("RS-07",))
+    if message.queue_id >= max(topic.write_queue_nums, topic.read_queue_nums):
+        return refuse(broker, ResponseCode.SYSTEM_ERROR, f"request queueId[{message.queue_id}] is illegal",
+                      ("RS-07",))
     store, stored = put_message(broker.store, message, now, config.delay_levels)
     return evolve(broker, store=store), SendResult(ResponseCode.SUCCESS, "", stored, ("ST-06",))
 

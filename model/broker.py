@@ -63,6 +63,7 @@ class QueueLock:
 
 
 def is_lock_expired(lock: QueueLock, now: int) -> bool:
+    """[LK-01] A broker lock lease lapses strictly more than 60 s after its last renewal."""
     return now - lock.last_update_timestamp > BROKER_LOCK_MAX_LIVE_TIME
 
 

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from reports import schema
+from reports.report_format import CONFIGURATION_FIELDS
 from reports.transform import UNKNOWN, sum_by
 
 OUTPUT_COLUMNS = {
@@ -28,7 +28,7 @@ def with_configuration(rows: DataFrame, runs: DataFrame) -> DataFrame:
     """Adds ``configuration`` (version/model/mode/preset), ``seed``, ``hypothesis_profile`` and ``started_at`` from
     the run metadata of each row's writer (the partials are keyed by writer; a few hundred rows per run meet a few
     rows per run)."""
-    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
+    label = F.concat_ws("/", *(F.col(name) for name in CONFIGURATION_FIELDS))
     configuration = F.coalesce(label, F.lit(UNKNOWN)).alias("configuration")
     meta = runs.select("run_id", "writer", configuration, "seed", "hypothesis_profile", "started_at")
     joined = rows.join(F.broadcast(meta), ["run_id", "writer"], "left")
@@ -83,7 +83,7 @@ def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: i
     meta = runs.groupBy("run_id").agg(
         F.min("started_at").alias("started_at"),
         F.first("git_commit", ignorenulls=True).alias("git_commit"),
-        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.countDistinct(*CONFIGURATION_FIELDS).alias("configurations"),
         F.count(F.lit(1)).alias("writers"),
         F.count("finished_at").alias("writers_finished"),
     )

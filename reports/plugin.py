@@ -38,23 +38,23 @@ class ReportWriter:
         # The JSON form Hypothesis itself writes observations in (no public function makes it).
         from hypothesis.strategies._internal.utils import to_jsonable
 
-        from reports import schema
+        from reports import report_format
 
-        self.schema, self.to_jsonable = schema, to_jsonable
+        self.format, self.to_jsonable = report_format, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}
         self.claim = ""
         self.held: list[dict] = []  # the current test's failing cases, written once its outcome is known
         path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in pytest_unconfigure
-        self.write(schema.make_run_line(schema.RUN_STARTED, run, time.time()))
+        self.write(report_format.make_run_line(report_format.RUN_STARTED, run, time.time()))
 
     def write(self, line: dict) -> None:
         self.file.write(json.dumps(line, default=str) + "\n")
 
     def __call__(self, observation, _thread_id=None) -> None:
         stamp = {"run_id": self.run["run_id"], "writer": self.run["writer"], **self.current}
-        line = self.schema.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
+        line = self.format.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
         if line is not None and line.get("status") == "failed" and stamp["nodeid"] is not None:
             self.held.append(line)
         elif line is not None:
@@ -71,7 +71,7 @@ class ReportWriter:
     def close(self) -> None:
         self.release(test_passed=False)
         finished = {**self.run, "finished_at": time.time()}
-        self.write(self.schema.make_run_line(self.schema.RUN_FINISHED, finished, finished["finished_at"]))
+        self.write(self.format.make_run_line(self.format.RUN_FINISHED, finished, finished["finished_at"]))
         self.file.close()
 
 

@@ -3,9 +3,6 @@ aggregates (reports/combine.py combines those of every run). No I/O here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -163,15 +160,14 @@ def sum_by(frame: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
     return frame.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
 
 
-def compute_partials(records: DataFrame) -> dict[str, Callable[[], DataFrame]]:
-    """The per-run partial tables (schema.PARTIALS) of the runs in `records`, each as the function that builds its
-    DataFrame. They are keyed by writer, not by configuration: none depends on another, so the caller builds and
-    writes them side by side (building a DataFrame analyses its plan: in a fresh JVM, most of a small table's cost)."""
+def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`. They are keyed by writer, not by
+    configuration (combine.py gives each writer its configuration), so that none depends on another."""
     observations = select_observations(records)
     return {
-        "runs": partial(select_runs, records),
-        "failures": partial(select_failures, observations),
-        "rule_hits": partial(compute_rule_hits, observations),
-        "machine_cost": partial(compute_machine_cost, observations),
-        "quarantine": partial(select_quarantine, records),
+        "runs": select_runs(records),
+        "failures": select_failures(observations),
+        "rule_hits": compute_rule_hits(observations),
+        "machine_cost": compute_machine_cost(observations),
+        "quarantine": select_quarantine(records),
     }

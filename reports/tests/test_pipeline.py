@@ -3,6 +3,7 @@ incremental ingest, outputs, and errors a user can read."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -268,12 +269,14 @@ def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, 
     assert {row[2] for row in found} > {None}  # the sample's bad lines are there
 
 
-def test_the_heat_map_drawn_while_aggregating_is_the_one_of_the_finished_results(spark, ingested, tmp_path):
+def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
     from reports.render_html import render_heat_map
 
-    results, heat_map = job.aggregate_and_draw(spark, ingested["warehouse"], str(tmp_path), last=5, rules=RULES)
+    results = ingested["results"]
+    job.write_site(results, tmp_path, str(tmp_path / "tables"))
+    heat_map = (tmp_path / "coverage.png").read_bytes()
     assert heat_map.startswith(b"\x89PNG") and heat_map == render_heat_map(results.rules, results.coverage)
-    assert results.coverage == ingested["results"].coverage
+    assert base64.b64encode(heat_map).decode() in (tmp_path / "index.html").read_text(encoding="utf-8")
 
 
 def write_run(run: Path, name: str, lines: list, opener=Path.write_text) -> None:

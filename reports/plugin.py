@@ -17,8 +17,11 @@ import time
 import pytest
 from hypothesis import settings
 
-# Hypothesis' observability (its test-case observations) has no public module yet: add/remove_observability_callback
-# and OBSERVABILITY_COLLECT_COVERAGE live in hypothesis.internal.observability, as its documentation shows them.
+# Hypothesis' observability interface lives in hypothesis.internal.observability, where its documentation
+# ("Observability") places add_observability_callback, remove_observability_callback and
+# OBSERVABILITY_COLLECT_COVERAGE: that is the public API. Coverage is turned off through the attribute, not its
+# environment variable, because the variable also registers Hypothesis' own file writer (.hypothesis/observed/),
+# a second copy of every observation.
 from hypothesis.internal import observability
 
 from reports import run_context
@@ -35,7 +38,9 @@ class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
-        # The JSON form Hypothesis itself writes observations in (no public function makes it).
+        # Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and
+        # to_jsonable is the only function that turns it into the JSON form Hypothesis itself writes (its file
+        # writer calls it); no public function does, and dataclasses.asdict would deep-copy arbitrary test values.
         from hypothesis.strategies._internal.utils import to_jsonable
 
         from reports import report_format

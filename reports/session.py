@@ -37,13 +37,11 @@ LOCAL_DEFAULTS = {
 }
 
 
-# The aggregate combines the runs' partial tables: a few hundred rows per run, a dozen small queries. Compiling their
-# code costs more than it saves: each query's Java classes take ~20 ms apiece to generate and compile (~100 of them
-# in a fresh JVM), where interpreting a few thousand rows takes less (measured: the aggregate of the 50k-line
-# incremental run 3.3-3.9 s -> 2.3-2.9 s). Whole-stage code generation off alone saves a third of that; the rest
-# is the expression code generation that `factoryMode` (an internal setting) turns off. Both only choose how Spark
-# evaluates the same expressions (Spark's own tests check both ways give the same results); an unknown key in
-# some other Spark version is ignored.
+# The aggregate combines the runs' partial tables: a few hundred rows per run, a dozen small queries, for which
+# generating and compiling Java code costs more than interpreting the rows (benchmarks/NOTES.md, "reports/").
+# `factoryMode` is an internal setting: it turns off the expression code generation that whole-stage code
+# generation off leaves on. Both only choose how Spark evaluates the same expressions (Spark's own tests check both
+# ways give the same results); an unknown key in some other Spark version is ignored.
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 

@@ -68,6 +68,7 @@ def main() -> None:
             for index, (mode, extra) in enumerate(MODES.items()):
                 renew(new, 10 + 2 * repeat + index)
                 seconds[mode].append(run_job([*arguments, *extra], environ))
+                print(f"  repeat {repeat + 1}, {mode}: {seconds[mode][-1]:.1f} s", flush=True)
         print(f"one {args.new_lines}-line run into a {args.base_lines}-line warehouse + aggregate, fresh process")
         for mode, found in seconds.items():
             print(f"  {mode:>13}: median {statistics.median(found):.1f} s, best {min(found):.1f} s; all: ", end="")

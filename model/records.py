@@ -2,7 +2,7 @@
 
 The model copies a record on every event (the System alone has 19 fields), and `attrs.evolve` looks the class's
 fields up and builds a keyword dict on every call: it was the largest single cost of a system step. This `evolve`
-works out once per class how to copy it (and `record` gives such a record a cheaper `__init__`, below):
+works out once per class how to copy it:
 
 - a record declared with `@record` (`@frozen(slots=False)`) and without converters, validators or `__attrs_post_init__`
   (the System and its big parts, copied several times per event) is copied by copying its `__dict__`: no
@@ -83,46 +83,8 @@ def evolve(inst: T, **changes) -> T:
 
 
 def record(cls: type) -> type:
-    """`attrs.frozen(slots=False)`; a plain record (see get_copy_plan) gets an `__init__` that stores a new
-    combined dict as the instance's `__dict__`.
-
-    attrs' `__init__` of a frozen dict-based class fills `self.__dict__`, which CPython 3.11 creates as a split
-    (shared-key) dict, and it never specialises an attribute read of an instance whose dict is split (its
-    LOAD_ATTR_WITH_HINT deoptimises): every read of a newly built record took the generic path. The generated
-    `__init__` takes the same arguments, with the same defaults and factories.
-    """
-    cls = attrs.frozen(slots=False)(cls)
-    plan = get_copy_plan(cls)
-    init = None if plan is None or plan.set_dict is None else compile_init(cls, plan.set_dict)
-    if init is not None:
-        cls.__init__ = init
-    return cls
-
-
-def compile_init(cls: type, set_dict: Callable) -> Callable | None:
-    """The `__init__` of a plain record (as attrs writes its own: source text, compiled once); None when a default
-    needs `self` (attrs' `__init__` stays)."""
-    namespace: dict = {"_set_dict": set_dict, "_NOTHING": attrs.NOTHING}
-    parameters, lines, items = [], [], []
-    for f in attrs.fields(cls):
-        items.append(f"{f.name!r}: {f.name}")
-        if isinstance(f.default, attrs.Factory):
-            if f.default.takes_self:
-                return None
-            namespace[f"_factory_{f.name}"] = f.default.factory
-            parameters.append(f"{f.name}=_NOTHING")
-            lines.append(f"    if {f.name} is _NOTHING:\n        {f.name} = _factory_{f.name}()\n")
-        elif f.default is attrs.NOTHING:
-            parameters.append(f.name)
-        else:
-            namespace[f"_default_{f.name}"] = f.default
-            parameters.append(f"{f.name}=_default_{f.name}")
-    lines.append(f"    _set_dict(self, {{{', '.join(items)}}})\n")
-    exec(f"def __init__(self, {', '.join(parameters)}):\n{''.join(lines)}", namespace)  # noqa: S102
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = dict(cls.__init__.__annotations__)
-    return init
+    """`attrs.frozen(slots=False)`: a dict-based frozen record, which `evolve` copies by copying its `__dict__`."""
+    return attrs.frozen(slots=False)(cls)
 
 
 def discard(mapping: Mapping, key) -> Mapping:

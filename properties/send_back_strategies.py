@@ -1,6 +1,6 @@
 """Strategies and an independent broker builder for the properties of spec/02-send-back.md.
 
-The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from model/profiles.py, so the
+The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from model/values/profiles.py, so the
 oracles in the tests stay independent of the model's profile flags.
 """
 
@@ -10,10 +10,11 @@ from attrs import evolve, frozen
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from model.append_log import EMPTY_LOG
-from model.broker import Broker, QueueLock, SubscriptionGroupConfig, TopicConfig
-from model.message import Message, MessageQueue, compute_message_id
-from model.store import Store, compute_log_record
+from model.broker.locks import QueueLock
+from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
+from model.broker.store import Store, compute_log_record
+from model.values.append_log import EMPTY_LOG
+from model.values.message import Message, MessageQueue, compute_message_id
 
 VERSIONS = ("4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop")
 # §4.2 / §8.2: 4.9.2+ clears DELAY in the send-back DLQ branch and creates the DLQ topic readable.

@@ -7,19 +7,17 @@ from collections import defaultdict
 
 from hypothesis import currently_in_test_context, event
 
-from model.cluster import (
-    TOPIC,
+from model.client.observations import (
     ConsumeProcessed,
     DlqArrival,
     ListenerInvoked,
-    Livelock,
     OffsetCommitted,
     OffsetUpdated,
-    Produced,
     SendBackOutcome,
 )
-from model.config import get_max_reconsume_times
-from model.message import (
+from model.system.observations import Livelock, Produced
+from model.values.config import get_max_reconsume_times
+from model.values.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
     PROPERTY_REAL_TOPIC,
     PROPERTY_RETRY_TOPIC,
@@ -27,6 +25,7 @@ from model.message import (
     is_dlq_topic,
     is_retry_topic,
 )
+from model.values.names import TOPIC
 
 DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200]
 

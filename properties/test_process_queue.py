@@ -8,9 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from pyrsistent import pmap
 
-from model.errors import IllegalTransition
-from model.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
-from model.process_queue import (
+from model.client.process_queue import (
     commit,
     contains_message,
     create_process_queue,
@@ -25,6 +23,8 @@ from model.process_queue import (
     rollback,
     take_messages,
 )
+from model.values.errors import IllegalTransition
+from model.values.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
 
 
 def make_message(offset: int, body_size: int = 5, start: int | None = None) -> Message:

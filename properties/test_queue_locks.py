@@ -6,22 +6,20 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from model.broker import Broker
-from model.config import Config
-from model.message import MessageQueue
-from model.orderly_service import ORDERLY_SERVICE
-from model.process_queue import create_process_queue
-from model.queue_locks import (
+from model.broker.locks import get_lock_owner, on_lock_batch, on_unlock_batch
+from model.broker.state import Broker
+from model.client.orderly_service import ORDERLY_SERVICE
+from model.client.process_queue import create_process_queue
+from model.client.queue_locks import (
     compute_first_pull_offset,
-    get_lock_owner,
     is_client_lock_expired,
     is_lock_needed_to_add_queue,
     is_lock_needed_to_consume,
-    on_lock_batch,
-    on_unlock_batch,
     process_lock_all,
 )
-from model.system import create_system
+from model.system.step import create_system
+from model.values.config import Config
+from model.values.message import MessageQueue
 
 GROUP = "g"
 QUEUES = [MessageQueue("t", i) for i in range(3)]

@@ -1,7 +1,7 @@
 """Properties of spec/02-send-back.md, rules RS-01 to RS-13: direct sends to %RETRY%<group> and their builders.
 
 The oracles are the reference's §1.5, §3 and §4.4 written out; version behaviour comes from the reference tables
-in send_back_strategies, not from model/profiles.py.
+in send_back_strategies, not from model/values/profiles.py.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from model.broker import QueueLock, SubscriptionGroupConfig, TopicConfig
-from model.config import Config, ConsumeMode
-from model.errors import IllegalTransition
-from model.message import Message
-from model.retry_send import compute_fallback_retry_message, compute_orderly_retry_message, on_send_retry_message
-from model.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.locks import QueueLock
+from model.broker.retry_send import on_send_retry_message
+from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.state import SubscriptionGroupConfig, TopicConfig
+from model.client.retry_message import compute_fallback_retry_message, compute_orderly_retry_message
+from model.values.config import Config, ConsumeMode
+from model.values.errors import IllegalTransition
+from model.values.message import Message
 from properties.send_back_strategies import (
     BROKER_LOCK_MAX_LIVE_MILLIS,
     DLQ_TOPIC,

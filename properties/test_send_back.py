@@ -12,10 +12,10 @@ from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from model.broker import SubscriptionGroupConfig, TopicConfig
-from model.config import Config
-from model.message import Message, compute_message_id
-from model.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.state import SubscriptionGroupConfig, TopicConfig
+from model.values.config import Config
+from model.values.message import Message, compute_message_id
 from properties.send_back_strategies import (
     DLQ_CLEARS_DELAY,
     DLQ_READABLE,

@@ -1,4 +1,4 @@
-"""model.records.evolve against attrs.evolve, for each way it copies a record."""
+"""model.values.records.evolve against attrs.evolve, for each way it copies a record."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import attrs
 import pytest
 from attrs import field, frozen
 
-from model.records import evolve
+from model.values.records import evolve
 
 
 @frozen(slots=False)

@@ -1,7 +1,7 @@
 """Strategies and an independent broker builder for the properties of spec/02-send-back.md.
 
-The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from model/values/profiles.py, so the
-oracles in the tests stay independent of the model's profile flags.
+The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from
+model/values/profiles.py, so the oracles in the tests stay independent of the model's profile flags.
 """
 
 from __future__ import annotations

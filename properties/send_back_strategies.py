@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attrs import evolve, frozen
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
 from model.broker.locks import QueueLock
 from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
@@ -55,7 +55,7 @@ class BrokerCase:
         topics = {t.topic_name: t for t in (self.retry_topic, self.dlq_topic) if t is not None}
         groups = {GROUP: self.group} if self.group is not None else {}
         locks = {(GROUP, MessageQueue("T", 0)): self.lock} if self.lock is not None else {}
-        broker = Broker(perm=self.broker_perm, topics=pmap(topics), groups=pmap(groups), queue_locks=pmap(locks))
+        broker = Broker(perm=self.broker_perm, topics=Map(topics), groups=Map(groups), queue_locks=Map(locks))
         return broker if stored is None else with_only_stored(broker, stored)
 
 
@@ -92,7 +92,7 @@ def stored_messages(draw) -> Message:
         if value is not None:
             properties[key] = value
     return Message(topic=draw(st.sampled_from(["T", RETRY_TOPIC])), body=draw(st.binary(max_size=8)),
-                   tags="tagA", properties=pmap(properties), queue_id=draw(st.integers(0, 3)),
+                   tags="tagA", properties=Map(properties), queue_id=draw(st.integers(0, 3)),
                    queue_offset=draw(st.integers(0, 100)), commit_log_offset=offset,
                    msg_id=compute_message_id(offset), reconsume_times=draw(st.integers(0, 20)),
                    flag=draw(st.integers(0, 7)), born_timestamp=draw(st.integers(0, 10**6)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
 from model.broker.locks import get_lock_owner, on_lock_batch, on_unlock_batch
 from model.broker.state import Broker
@@ -59,7 +59,7 @@ def test_a_lease_is_exclusive_until_it_expires(steps):
 def test_lock_all_marks_granted_queues_locked_and_refused_ones_unlocked(now, client):
     """LK-03: lockAll renews the lock mark of every granted queue and clears it on every refused one."""
     broker = on_lock_batch(Broker(), GROUP, QUEUES[:1], "A", 0).broker
-    pqs = pmap({mq: create_process_queue(0) for mq in QUEUES})
+    pqs = Map({mq: create_process_queue(0) for mq in QUEUES})
     broker, pqs = process_lock_all(broker, GROUP, client, pqs, now)
     for mq, pq in pqs.items():
         held_by_other = mq == QUEUES[0] and client != "A" and now <= LEASE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
 from model.broker.store import Store, put_message
 from model.values.config import Config
@@ -109,7 +109,7 @@ def test_stored_properties_do_not_decide_the_delay(message, level, now):
     assert store.get_max_offset_in_queue(SCHEDULE_TOPIC, level - 1) == 0
     # The delay rewrite recomputes the string: the caller's string does not replace REAL_TOPIC etc.
     delayed = message.with_delay_time_level(level)
-    _store, parked = put_message(Store(), delayed, now, DELAYS, stored_properties=pmap())
+    _store, parked = put_message(Store(), delayed, now, DELAYS, stored_properties=Map())
     assert parked.topic == SCHEDULE_TOPIC and parked.get_property("REAL_TOPIC") == message.topic
 
 

@@ -12,7 +12,6 @@ from itertools import compress
 from operator import is_not
 
 from attrs import frozen
-from pyrsistent import PVector, pvector
 
 from model.broker.schedule_state import NOTHING_DUE, DueCache, LevelTask, ScheduleState
 from model.broker.state import Broker
@@ -127,13 +126,14 @@ def get_schedule_queue(store: Store, level: int) -> AppendLog:
     return store.get_queue_units(SCHEDULE_TOPIC, delay_level_to_queue_id(level))
 
 
-def set_level_task(tasks: PVector, level: int, task: LevelTask) -> PVector:
+def set_level_task(tasks: tuple, level: int, task: LevelTask) -> tuple:
+    """The tasks with level `level`'s replaced (index level - 1; levels not run since the start are None)."""
     if level > len(tasks):
-        tasks = tasks.extend([None] * (level - len(tasks)))
-    return tasks.set(level - 1, task)
+        tasks += (None,) * (level - len(tasks))
+    return tasks[:level - 1] + (task,) + tasks[level:]
 
 
-def is_due_cache_valid(cache: DueCache | None, state: ScheduleState, queues: PVector) -> bool:
+def is_due_cache_valid(cache: DueCache | None, state: ScheduleState, queues: tuple) -> bool:
     return (cache is not None and cache.queues is queues and cache.tasks is state.tasks
             and cache.persisted_offsets is state.persisted_offsets and cache.started_at == state.started_at)
 
@@ -181,7 +181,7 @@ def compute_fresh_level_due(state: ScheduleState, config: Config, index: int, qu
     return compute_level_due_time(task or get_level_task(state, index + 1), queue, config.delay_levels[index], config)
 
 
-def create_due_cache(state: ScheduleState, queues: PVector, dues: tuple) -> DueCache:
+def create_due_cache(state: ScheduleState, queues: tuple, dues: tuple) -> DueCache:
     earliest = min(filter(_is_not_none, dues), default=None)
     return DueCache(queues, state.tasks, state.persisted_offsets, state.started_at, dues, earliest)
 
@@ -337,7 +337,7 @@ def on_broker_restart(broker: Broker, config: Config, now: int, *, graceful: boo
         tasks[level] = LevelTask(corrected, now + FIRST_DELAY_TIME, max(corrected, high_water.get(level, 0)))
     for level, mark in high_water.items():
         tasks.setdefault(level, LevelTask(0, now + FIRST_DELAY_TIME, mark))
-    vector = pvector()
+    vector = ()
     for level, task in tasks.items():
         vector = set_level_task(vector, level, task)
     restarted = ScheduleState(started_at=now, tasks=vector, persisted_offsets=state.persisted_offsets)

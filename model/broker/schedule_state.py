@@ -3,8 +3,8 @@ tasks, the persisted delayOffset.json, and the derived due times; model/broker/d
 
 from __future__ import annotations
 
+import immutables
 from attrs import field, frozen
-from pyrsistent import PMap, PVector, pmap, pvector
 
 from model.values.records import bounded_repr, record
 
@@ -25,16 +25,16 @@ class DueCache:
     """The due time of every level (index level - 1, None for nothing to deliver) and their minimum, valid for the
     schedule queues, tasks, persisted offsets and start time it was computed from (compared by identity)."""
 
-    queues: PVector
-    tasks: PVector
-    persisted_offsets: PMap
+    queues: tuple
+    tasks: tuple
+    persisted_offsets: immutables.Map
     started_at: int
     dues: tuple
     earliest: int | None
 
 
 # No schedule queue yet, so no level has anything to deliver (shared: asked for on every system timer).
-NOTHING_DUE = DueCache(pvector(), pvector(), pmap(), 0, (), None)
+NOTHING_DUE = DueCache((), (), immutables.Map(), 0, (), None)
 
 
 @record  # copied on every timer run: model.values.records.evolve copies its __dict__
@@ -48,8 +48,8 @@ class ScheduleState:
 
     __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
     started_at: int = 0
-    tasks: PVector = field(factory=pvector)
-    persisted_offsets: PMap = field(factory=pmap)
+    tasks: tuple = ()
+    persisted_offsets: immutables.Map = field(factory=immutables.Map)
     next_flush: int | None = None
     last_flush: int | None = None
     # Derived, not state: kept so that the next due time is found without re-deriving all 18 levels per event.

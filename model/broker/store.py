@@ -8,7 +8,6 @@ from itertools import chain
 
 import immutables
 from attrs import field, frozen
-from pyrsistent import PVector, pvector
 
 from model.values.append_log import EMPTY_LOG, AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
@@ -126,7 +125,7 @@ class Store:
     next_physical_offset: int = 0
     consume_queues: immutables.Map = field(factory=immutables.Map)
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
-    schedule_queues: PVector = field(factory=pvector)
+    schedule_queues: tuple = ()
 
     def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         return ConsumeQueue(self.get_queue_units(topic, queue_id))
@@ -221,8 +220,8 @@ def append_record(store: Store, draft: tuple, now: int, delays: tuple[int, ...],
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)
         if missing > 0:
-            schedule_queues = schedule_queues.extend([EMPTY_QUEUE] * missing)
-        schedule_queues = schedule_queues.set(queue_id, queue)
+            schedule_queues += (EMPTY_QUEUE,) * missing
+        schedule_queues = schedule_queues[:queue_id] + (queue,) + schedule_queues[queue_id + 1:]
     store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
     return store, record
 

@@ -179,7 +179,7 @@ def wake_parked_pulls(system: System, woken_store=None) -> System:
         system = wake_flow_controlled_pulls(system)
     if system.broker.store is woken_store:
         return system
-    # Sorted: a pmap iterates in hash order, which differs between processes; timer ties must not.
+    # Sorted: a persistent map iterates in hash order, which differs between processes; timer ties must not.
     for (client_id, mq), offset in sorted(system.parked.items()):
         if system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id) > offset:
             system = evolve(system, parked=discard(system.parked, (client_id, mq)))

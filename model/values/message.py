@@ -45,7 +45,7 @@ def is_dlq_topic(topic: str) -> bool:
 
 
 def remove_property(properties: Mapping, key: str) -> Mapping:
-    """The properties without `key` (unchanged when absent), for an immutables.Map or a pyrsistent pmap."""
+    """The properties without `key` (unchanged when absent)."""
     return discard(properties, key)
 
 
@@ -68,9 +68,7 @@ class Message:
     record's `__dict__` (0.56 µs) where a slotted one is rebuilt through its `__init__` (1.65 µs); callgrind counts
     8 % fewer instructions per message in benchmarks/bench_system.py.
 
-    `properties` is a persistent map, so copying a message never copies its properties: an immutables.Map for the
-    messages the model creates (a set costs a seventh of a pyrsistent pmap.set and it is two objects for the GC,
-    not a dozen); a pmap given by a caller works as well.
+    `properties` is a persistent map (immutables.Map), so copying a message never copies its properties.
     """
 
     topic: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from model.broker.retry_send import on_send_retry_message
-from model.broker.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
+from model.broker.send_back import RANDOM_BOUND, ResponseCode, compute_send_back_request, on_consumer_send_msg_back
 from model.client.consumer import ConsumeRequest, ConsumerInstance
 from model.client.observations import DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
 from model.client.offset_store import update_offset
@@ -167,5 +167,6 @@ def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[s
 
 
 def compute_random(system: System) -> int:
-    """The broker's random queue choice, drawn from the state (deterministic; retry queues are symmetric)."""
-    return system.timer_seq % 99_999_989
+    """The broker's random queue choice, drawn from the state (deterministic; retry queues are symmetric): a value in
+    [0, RANDOM_BOUND), as ThreadLocalRandom.nextInt(99999999) draws it."""
+    return system.timer_seq % RANDOM_BOUND

@@ -17,10 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.client.observations import Produce  # noqa: E402
 from model.client.orderly import OrderlyResult, OrderlyStatus  # noqa: E402
 from model.system.drain import drain  # noqa: E402
-from model.system.events import CompleteConsume
+from model.system.events import CompleteConsume, Produce  # noqa: E402
 from model.system.step import create_system, step  # noqa: E402
 from model.values.config import Config  # noqa: E402
 

@@ -22,10 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import REPEATS, print_rates  # noqa: E402
-from model.client.listener import ConsumeStatus, ListenerResult
-from model.client.observations import Produce  # noqa: E402
+from model.client.listener import ConsumeStatus, ListenerResult  # noqa: E402
 from model.system.drain import drain  # noqa: E402
-from model.system.events import CompleteConsume
+from model.system.events import CompleteConsume, Produce  # noqa: E402
 from model.system.step import create_system, step  # noqa: E402
 from model.values.config import Config  # noqa: E402
 

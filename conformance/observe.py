@@ -15,7 +15,7 @@ from collections import defaultdict
 import immutables
 from attrs import frozen
 
-from model.broker.store import compute_log_record
+from model.broker.commit_log import compute_log_record
 from model.client.listener import ConsumeStatus
 from model.client.observations import ConsumeProcessed, DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
 from model.system.observations import Produced

@@ -10,9 +10,10 @@ from attrs import evolve, frozen
 from hypothesis import strategies as st
 from immutables import Map
 
+from model.broker.commit_log import compute_log_record
 from model.broker.locks import QueueLock
 from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
-from model.broker.store import Store, compute_log_record
+from model.broker.store import Store
 from model.values.append_log import EMPTY_LOG
 from model.values.message import Message, MessageQueue, compute_message_id
 

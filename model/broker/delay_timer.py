@@ -13,25 +13,10 @@ from operator import is_not
 
 from attrs import frozen
 
+from model.broker.commit_log import CommitLogRecord, ConsumeQueueUnit, compute_draft_record, compute_logged_message
 from model.broker.schedule_state import NOTHING_DUE, DueCache, LevelTask, ScheduleState
 from model.broker.state import Broker
-from model.broker.store import (
-    RECORD_BODY,
-    RECORD_BORN_TIMESTAMP,
-    RECORD_FLAG,
-    RECORD_PROPERTIES,
-    RECORD_RECONSUME_TIMES,
-    RECORD_TAGS,
-    RECORD_TOPIC,
-    UNIT_LOG_INDEX,
-    UNIT_STORED_AT,
-    UNIT_TAGS_CODE,
-    Store,
-    append_record,
-    compute_draft_record,
-    compute_logged_message,
-    get_record_properties,
-)
+from model.broker.store import Store, append_record
 from model.values.append_log import AppendLog
 from model.values.config import Config
 from model.values.delay_levels import delay_level_to_queue_id
@@ -57,8 +42,8 @@ class Delivery:
     level: int
     schedule_offset: int
     time: int
-    scheduled_record: tuple
-    delivered_record: tuple
+    scheduled_record: CommitLogRecord
+    delivered_record: CommitLogRecord
     rules: tuple[str, ...]
 
     @property
@@ -72,7 +57,7 @@ class Delivery:
     @property
     def topic(self) -> str:
         """The real topic the message was delivered to."""
-        return self.delivered_record[RECORD_TOPIC]
+        return self.delivered_record.topic
 
 
 def get_level_task(state: ScheduleState, level: int) -> LevelTask:
@@ -100,9 +85,9 @@ def compute_corrected_deliver_timestamp(deliver_timestamp: int, now: int, delay:
     return now if deliver_timestamp > now + delay else deliver_timestamp
 
 
-def is_unit_due(unit: tuple, now: int, delay: int) -> bool:
-    """[DT-02] A unit (a raw consume-queue tuple) is due when its (corrected) countdown is not positive."""
-    return unit[UNIT_STORED_AT] <= now and compute_corrected_deliver_timestamp(unit[UNIT_TAGS_CODE], now, delay) <= now
+def is_unit_due(unit: ConsumeQueueUnit, now: int, delay: int) -> bool:
+    """[DT-02] A schedule-queue unit is due when its (corrected) countdown to its deliver timestamp is not positive."""
+    return unit.stored_at <= now and compute_corrected_deliver_timestamp(unit.tags_code, now, delay) <= now
 
 
 def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -> int | None:
@@ -113,13 +98,13 @@ def compute_level_due_time(task: LevelTask, queue, delay: int, config: Config) -
     if task.offset >= len(queue):
         return None
     unit = queue[task.offset]
-    first_check = compute_grid_time(task.next_run, DELAY_FOR_A_WHILE, unit[UNIT_STORED_AT])
+    first_check = compute_grid_time(task.next_run, DELAY_FOR_A_WHILE, unit.stored_at)
     if is_unit_due(unit, first_check, delay):
         return first_check
     if config.profile.scheduler_rechecks_every_100ms:
-        return compute_grid_time(first_check, DELAY_FOR_A_WHILE, unit[UNIT_TAGS_CODE])
+        return compute_grid_time(first_check, DELAY_FOR_A_WHILE, unit.tags_code)
     # <= 4.9.2: the check at first_check re-schedules the task after `countdown` ms, i.e. at the deliver time.
-    return unit[UNIT_TAGS_CODE]
+    return unit.tags_code
 
 
 def get_schedule_queue(store: Store, level: int) -> AppendLog:
@@ -202,27 +187,28 @@ def get_next_schedule_time(broker: Broker, config: Config) -> int | None:
     return compute_next_time(broker.schedule, compute_due_cache(broker, config))
 
 
-def compute_message_timeup(scheduled: tuple, now: int) -> tuple:
+def compute_message_timeup(scheduled: CommitLogRecord, now: int) -> CommitLogRecord:
     """[DT-05] messageTimeup: the record to put to the real topic and queue, drafted from the scheduled record.
 
     Java builds a new message whose property map has DELAY cleared, so that the put does not delay it again, but
     stores the properties string computed before the clear: the stored copy keeps the stale DELAY (DT-06). The
     cleared map is read by nothing else, so the draft carries only the properties string.
     """
-    properties = get_record_properties(scheduled)
+    properties = scheduled.get_properties()
     return compute_draft_record(
-        properties[PROPERTY_REAL_TOPIC], scheduled[RECORD_BODY], scheduled[RECORD_TAGS], scheduled[RECORD_PROPERTIES:],
-        int(properties[PROPERTY_REAL_QUEUE_ID]), scheduled[RECORD_RECONSUME_TIMES], scheduled[RECORD_FLAG],
-        scheduled[RECORD_BORN_TIMESTAMP], now)
+        topic=properties[PROPERTY_REAL_TOPIC], body=scheduled.body, tags=scheduled.tags,
+        flat_properties=scheduled.properties, queue_id=int(properties[PROPERTY_REAL_QUEUE_ID]),
+        reconsume_times=scheduled.reconsume_times, flag=scheduled.flag, born_timestamp=scheduled.born_timestamp,
+        store_timestamp=now)
 
 
-def process_delivery(store: Store, config: Config, level: int, offset: int, unit: tuple, now: int,
+def process_delivery(store: Store, config: Config, level: int, offset: int, unit: ConsumeQueueUnit, now: int,
                      rewound: bool) -> tuple[Store, Delivery]:
     """[DT-05] Deliver one due unit: messageTimeup, then a put to the real topic (not re-scheduled, DT-06)."""
-    scheduled = store.commit_log[unit[UNIT_LOG_INDEX]]
+    scheduled = store.commit_log[unit.log_index]
     store, delivered = append_record(store, compute_message_timeup(scheduled, now), now, config.delay_levels)
     rules = ("DT-02", "DT-05", "DT-06")
-    if unit[UNIT_TAGS_CODE] > now:
+    if unit.tags_code > now:
         rules += ("DT-07",)
     if rewound:
         rules += ("DT-09",)
@@ -237,8 +223,8 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
     while offset < len(queue):
         unit = queue[offset]
         if not is_unit_due(unit, now, delay):
-            if not config.profile.scheduler_rechecks_every_100ms and unit[UNIT_STORED_AT] <= now:
-                next_run = unit[UNIT_TAGS_CODE]  # <= 4.9.2: now + countdown
+            if not config.profile.scheduler_rechecks_every_100ms and unit.stored_at <= now:
+                next_run = unit.tags_code  # <= 4.9.2: now + countdown
             break
         store, delivery = process_delivery(store, config, level, offset, unit, now, offset < task.high_water)
         deliveries.append(delivery)

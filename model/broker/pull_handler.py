@@ -3,8 +3,8 @@ the queue's units from the requested offset, filtered by the subscription's tag 
 
 from __future__ import annotations
 
+from model.broker.commit_log import compute_logged_message
 from model.broker.state import Broker
-from model.broker.store import UNIT_LOG_INDEX, UNIT_TAGS_CODE, compute_logged_message
 from model.values.message import MessageQueue
 
 # DefaultMessageStore.getMessage scans at most max(16000 bytes, maxMsgNums * 20) of consume queue = 800 units.
@@ -28,7 +28,7 @@ def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: i
     for unit in queue.iterate(offset, offset + max(MAX_FILTER_SCAN_UNITS, batch_size)):
         if len(found) == batch_size:
             break
-        if codes is None or unit[UNIT_TAGS_CODE] in codes:
-            found.append(compute_logged_message(log[unit[UNIT_LOG_INDEX]]))
+        if codes is None or unit.tags_code in codes:
+            found.append(compute_logged_message(log[unit.log_index]))
         position += 1
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position

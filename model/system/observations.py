@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from model.broker.store import compute_logged_message
+from model.broker.commit_log import CommitLogRecord, compute_logged_message
 from model.values.message import Message
 from model.values.records import record
 
@@ -18,7 +18,7 @@ class Produced:
     unread, and decoding builds the message and its property map), as model.broker.delay_timer.Delivery does.
     """
 
-    record: tuple
+    record: CommitLogRecord
     time: int
     rules: tuple[str, ...] = ()
 

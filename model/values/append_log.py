@@ -4,17 +4,13 @@ Entries live in tuples of 32 (chunks) kept in an immutables.Map by chunk number,
 chunk as the tail. An append copies at most the 32 references of the tail, and every 32nd append sets one map entry;
 an index is one map lookup and one tuple index.
 
-Why not a pyrsistent pvector or an immutables.Map by index: CPython's cyclic collector. A pvector's nodes are not
-Python objects, so the young-generation collection that sees a new pvector walks all of its elements; a HAMT keyed by
-dense ints holds about one tracked node per entry, and a full collection walks them all. Plain tuples of untracked
-values (the consume queues' int tuples) are themselves untracked by the collector, so a long queue costs it nothing.
+Why not a vector or a map by index: benchmarks/NOTES.md.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
-from operator import itemgetter
+from collections.abc import Callable, Iterator
 
 import immutables
 from attrs import field
@@ -63,18 +59,18 @@ class AppendLog:
         if start < stop:
             yield from self.tail[start - tail_start:stop - tail_start]
 
-    def bisect_left(self, value, position: int) -> int:
-        """The first index whose entry's `position`-th item is >= value, for entries sorted by that item (a binary
-        search over the chunks' last entries, then one within the chunk found)."""
+    def bisect_left(self, value, key: Callable) -> int:
+        """The first index whose entry's `key` is >= value, for entries sorted by that key (a binary search over the
+        chunks' last entries, then one within the chunk found)."""
         low, high = 0, len(self.chunks)
         while low < high:
             middle = (low + high) // 2
-            if self.chunks[middle][-1][position] < value:
+            if key(self.chunks[middle][-1]) < value:
                 low = middle + 1
             else:
                 high = middle
         chunk = self.chunks[low] if low < len(self.chunks) else self.tail
-        return low * CHUNK_SIZE + bisect_left(chunk, value, key=itemgetter(position))
+        return low * CHUNK_SIZE + bisect_left(chunk, value, key=key)
 
     def append(self, entry) -> AppendLog:
         tail = self.tail + (entry,)

@@ -29,8 +29,8 @@ from model.values.names import TOPIC
 
 # The reference's default messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h", in ms,
 # written out here rather than parsed by the model, so that the Ledger's retry timing stays independent of it.
-DEFAULT_DELAYS_MS = [1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 180_000, 240_000, 300_000, 360_000, 420_000,
-                     480_000, 540_000, 600_000, 1_200_000, 1_800_000, 3_600_000, 7_200_000]
+DEFAULT_DELAYS_MS = [seconds * 1000 for seconds in (1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600,
+                                                    1200, 1800, 3600, 7200)]
 
 
 # The handler of each observation type (None: not recorded), looked up once per type.

@@ -49,3 +49,14 @@ def test_the_readme_layout_table_names_every_layer():
     rows = {line.split("|")[1].strip(" `") for line in table.splitlines() if line.startswith("| `")}
     layers = {f"model/{path.parent.name}/" for path in MODEL.glob("*/__init__.py")}
     assert layers and layers <= rows
+
+
+def test_modules_and_functions_stay_small():
+    """One concept per module (at most 400 lines), one step per function (at most 40 lines)."""
+    long_modules = [str(path.relative_to(ROOT)) for path, _tree in model_trees()
+                    if len(path.read_text(encoding="utf-8").splitlines()) > 400]
+    long_functions = [f"{path.relative_to(ROOT)}:{node.name}"
+                      for path, tree in model_trees()
+                      for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                      if node.end_lineno - node.lineno + 1 > 40]
+    assert long_modules == [] and long_functions == []

@@ -1,9 +1,8 @@
 """A persistent FIFO sequence: append at the end, read by position, remove anywhere (cheapest at either end).
 
 The system holds one-way offset commits in such a sequence (`System.oneway`): a long clock jump persists every 5 s
-and can leave thousands in the network, and the driver delivers them from the front. A pvector copies the whole
-vector on `delete(0)`, and CPython's young-generation collection walks every element of each new pvector, so
-both grew with the number held; here the items sit in a HAMT keyed by absolute position.
+and can leave thousands in the network, and the driver delivers them from the front. The items sit in a HAMT keyed
+by absolute position (benchmarks/NOTES.md: why not a vector).
 """
 
 from __future__ import annotations

@@ -52,8 +52,7 @@ def remove_property(properties: Mapping, key: str) -> Mapping:
 class MessageQueue(NamedTuple):
     """A queue of a topic on the (one modelled) broker, ordered by (topic, queue id).
 
-    A named tuple, not an attrs record: it is a map key about eleven times per consumed message, and a tuple hashes
-    and compares in C where attrs' `__hash__` and `__eq__` are Python calls (callgrind: 2.7 % of bench_system).
+    A named tuple, not an attrs record: it is a map key many times per consumed message (benchmarks/NOTES.md).
     """
 
     topic: str
@@ -64,10 +63,7 @@ class MessageQueue(NamedTuple):
 class Message:
     """A message: what a producer sends (offsets -1) or what the store holds and a pull returns (MessageExt).
 
-    Not slotted: a system event builds or copies about six messages, and model.values.records.evolve copies a dict-based
-    record's `__dict__` (0.56 µs) where a slotted one is rebuilt through its `__init__` (1.65 µs); callgrind counts
-    8 % fewer instructions per message in benchmarks/bench_system.py.
-
+    A dict-based `@record`, copied by `evolve` as a dict (benchmarks/NOTES.md).
     `properties` is a persistent map (immutables.Map), so copying a message never copies its properties.
     """
 

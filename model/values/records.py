@@ -1,8 +1,5 @@
-"""A faster `attrs.evolve` for the model's frozen records.
-
-The model copies a record on every event (the System alone has 19 fields), and `attrs.evolve` looks the class's
-fields up and builds a keyword dict on every call: it was the largest single cost of a system step. This `evolve`
-works out once per class how to copy it:
+"""`evolve` for the model's frozen records: `attrs.evolve`'s result, with the way to copy worked out once per class
+(benchmarks/NOTES.md has the figures that keep it):
 
 - a record declared with `@record` (`@frozen(slots=False)`) and without converters, validators or `__attrs_post_init__`
   (the System and its big parts, copied several times per event) is copied by copying its `__dict__`: no

@@ -7,10 +7,7 @@ map stays valid and a new one costs O(log n); a full node splits in two halves. 
 nodes (the height is that of the largest size the map ever had), but an emptied node disappears and a root with one
 child gives way to it.
 
-Why not an AVL tree of node objects (this module's first form): a ProcessQueue takes a batch of pulled messages at
-its high end and gives them back one by one at its low end; a tuple node takes such a run in one slice, where a
-binary tree allocates and rebalances a Python object per level per message. No PyPI package fits: pyrsistent has no
-sorted map, `sortedcontainers` is mutable, and the persistent tree packages on the index are unmaintained alphas.
+No PyPI package fits (benchmarks/NOTES.md says why, and why tuples rather than node objects).
 """
 
 from __future__ import annotations

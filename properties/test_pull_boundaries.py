@@ -6,14 +6,16 @@ from __future__ import annotations
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.broker import query_offset
-from model.cluster import GROUP, TOPIC, Produce
-from model.config import Config, MessageModel
-from model.message import MessageQueue
-from model.offset_store import update_offset
-from model.pull import commit_piggyback, get_broker_pull
-from model.records import evolve
-from model.system import create_system
+from model.broker.consumer_offsets import query_offset
+from model.broker.pull_handler import get_broker_pull
+from model.client.offset_store import update_offset
+from model.client.pull import commit_piggyback
+from model.system.events import Produce
+from model.system.step import create_system
+from model.values.config import Config, MessageModel
+from model.values.message import MessageQueue
+from model.values.names import GROUP, TOPIC
+from model.values.records import evolve
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from attrs import evolve
-from conformance.backends.model import open_model_backend
 
+from conformance.backends.model import open_model_backend
 from conformance.clients.cpp import CppConsumer, StartRequest
 from conformance.harness import SETTINGS, get_fresh_names
 from conformance.workload import MessageSpec, Workload

@@ -98,7 +98,7 @@ def make_listener(workload, config: Config, settings: RunSettings, headers: list
         delivery, seen[key] = seen[key], seen[key] + 1
         status = workload.get_status(key, delivery)
         if config.is_orderly:
-            return CompleteConsume(request.request_id, OrderlyResult(ORDERLY[status]))
+            return CompleteConsume(request.request_id, OrderlyResult(ORDERLY[status], workload.auto_commit))
         failed = CONCURRENTLY[status] is not ConsumeStatus.CONSUME_SUCCESS
         if failed and config.is_clustering:
             headers.append(compute_send_back_header(compute_send_back_request(message, "", config, 0), settings))

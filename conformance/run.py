@@ -89,6 +89,12 @@ def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, 
     return False
 
 
+def get_client_config(settings: RunSettings) -> dict:
+    """The start request's client configuration: the modelled client's maxReconsumeTimes when the run sets one
+    (-1 is the client's default, as in DefaultMQPushConsumer)."""
+    return {} if settings.max_reconsume_times == -1 else {"maxReconsumeTimes": settings.max_reconsume_times}
+
+
 def produce_workload(backend: Backend, workload: Workload, settings: RunSettings) -> None:
     for index, spec in enumerate(workload.messages):
         backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
@@ -101,7 +107,8 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
     A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
     once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
     messages are produced first, and the broker's first answer to QUERY_CONSUMER_OFFSET starts it at 0."""
-    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model)
+    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model,
+                           get_client_config(settings))
     script, started = workload.make_script(), time.monotonic()
     broadcasting = workload.model == "broadcasting"
     if not broadcasting:

@@ -60,6 +60,11 @@ def get_header_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | No
     return "conforms", "group, offset, delayLevel 0, originMsgId, originTopic, maxReconsumeTimes"
 
 
+# Orderly answers that make the message consume again with reconsumeTimes + 1 (checkReconsumeTimes); a ROLLBACK
+# (autoCommit off) puts the taken messages back unchanged, and a success may be taken again after a ROLLBACK.
+ORDERLY_RETRY_STATUSES = frozenset({"SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION", "NULL"})
+
+
 def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
     """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between)."""
     if run.workload.mode != "orderly" or run.workload.restart_after is not None:
@@ -67,9 +72,10 @@ def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
     previous, flat = {}, []
     for d in run.deliveries:
         before = previous.get(d.uniq_key)
-        if before is not None and d.reconsume_times <= before:
+        if before is not None and before.status in ORDERLY_RETRY_STATUSES \
+                and d.reconsume_times <= before.reconsume_times:
             flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
-        previous[d.uniq_key] = d.reconsume_times
+        previous[d.uniq_key] = d
     if flat:
         return "deviates", "; ".join(flat)
     return ("conforms", "every local retry counted") if any(d.seen_before for d in run.deliveries) else None

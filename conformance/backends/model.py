@@ -90,9 +90,14 @@ class ModelBackend:
         return requests
 
     def get_stored_copies(self) -> list[StoredCopy]:
-        sent_back = self.runner.call(lambda: list(self.server.adapter.sent_back))
+        """What each send-back stored, and each fallback send to %RETRY% (no offset: it carries the message)."""
+        sent_back, retry_sent = self.runner.call(
+            lambda: (list(self.server.adapter.sent_back), list(self.server.adapter.retry_sent)))
+        copies = [(at, offset, copy, "rpc") for at, offset, copy in sent_back]
+        copies += [(at, -1, copy, "fallback") for at, copy in retry_sent]
         return [StoredCopy(self.started_ms + at, offset, copy.uniq_key, copy.reconsume_times,
-                           get_destination(copy), copy.delay_time_level) for at, offset, copy in sent_back]
+                           get_destination(copy), copy.delay_time_level, path)
+                for at, offset, copy, path in sorted(copies, key=lambda entry: entry[0])]
 
     def has_delayed(self) -> bool:
         """Whether a copy waits in SCHEDULE_TOPIC_XXXX (the delay timer's next due time alone would always say

@@ -15,7 +15,6 @@ from attrs import evolve, frozen
 from conformance.deviations import DECLARED, NOT_APPLICABLE, get_declared, get_hit_faults
 from conformance.observe import (
     CONSUMER_SEND_MSG_BACK,
-    SUCCESS_STATUSES,
     UPDATE_CONSUMER_OFFSET,
     Run,
     check_invariants,
@@ -82,16 +81,17 @@ def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
 
 
 def get_batch_verdict(run: Run) -> tuple[str, str] | None:
-    """[CC-02] Only failed deliveries are sent back: never a copy the listener accepted or never saw."""
+    """[CC-02] Only failed deliveries are sent back: never a copy the listener accepted or never saw. A copy
+    delivered again after a restart is judged by its last delivery before the send-back."""
     requests = run.get_requests(CONSUMER_SEND_MSG_BACK)
     if not requests:
         return None
-    status_by_offset = {d.message["commitLogOffset"]: d.status for d in run.deliveries}
     wrong = []
     for request in requests:
         offset = int(request.fields.get("offset", -1))
-        status = status_by_offset.get(offset)
-        if status is None or status in SUCCESS_STATUSES:
+        before = [d for d in run.deliveries if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms]
+        status = before[-1].status if before else None
+        if status is None or run.workload.is_success(status):
             wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")
     return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
 
@@ -134,7 +134,7 @@ def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
 
 def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-09] [SY-08] BROADCASTING drops a failed message: no send-back, no second delivery."""
-    failed = [d for d in run.deliveries if d.status not in SUCCESS_STATUSES]
+    failed = [d for d in run.deliveries if not run.workload.is_success(d.status)]
     if run.workload.model != "broadcasting" or run.workload.mode != "concurrently" or not failed:
         return None
     sent = len(run.get_requests(CONSUMER_SEND_MSG_BACK))
@@ -191,7 +191,7 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
         elif run.workload.mode == "orderly":
             rule = "OR-07"
-        elif not seen.reconsume_times and any(d.status not in SUCCESS_STATUSES for d in run.deliveries):
+        elif not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):
             rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
         else:
             if adjusted is None:
@@ -206,9 +206,12 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
 
 def is_same_outcome(run: Run, seen, expected) -> bool:
     """Same fate, and — unless the client restarted, which may deliver again what it had not committed — the
-    same reconsumeTimes sequence."""
+    same reconsumeTimes sequence. A restarted BROADCASTING instance starts a queue it had stored no offset for at
+    the queue's end [RB-04], so a message stored there meanwhile may never be delivered: which ones depends on
+    timing the prediction (one instance throughout) does not model, and such a message is not judged."""
     if run.workload.restart_after is not None:
-        return seen.fate == expected.fate
+        skipped = run.workload.model == "broadcasting" and not seen.reconsume_times and expected.fate == "consumed"
+        return skipped or seen.fate == expected.fate
     return (seen.reconsume_times, seen.fate) == (expected.reconsume_times, expected.fate)
 
 

@@ -72,9 +72,16 @@ class Workload:
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "spec_by_key", {m.key: m for m in self.messages})
 
+    def is_success(self, status: str) -> bool:
+        """Whether the client takes this answer as consumed: with autoCommit an orderly ROLLBACK (and COMMIT) is
+        read as SUCCESS ("we think you want to ack these message", ConsumeMessageOrderlyService 4.9.8 L282-L289)."""
+        return status in SUCCESS_STATUSES or (self.mode == "orderly" and self.auto_commit and status == "ROLLBACK")
+
     def get_status(self, key: str, delivery: int) -> str:
+        """The answer to `key`'s delivery number `delivery`; past its script, the mode's success."""
         spec = self.spec_by_key.get(key)
-        return "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+        status = "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+        return "SUCCESS" if status == "CONSUME_SUCCESS" and self.mode == "orderly" else status
 
     def make_script(self):
         """The outcome script a client driver calls: (message record, deliveries before this one) -> status, or

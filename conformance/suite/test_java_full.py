@@ -32,13 +32,17 @@ REAL = settings(max_examples=EXAMPLES, deadline=None, database=None,
 # The client's maxReconsumeTimes (-1: its default, 16 concurrently and unbounded orderly); the group's
 # retryMaxTimes (2) is what the broker would apply without one, and a 4.9.8 client always sends one.
 MAX_RECONSUME_TIMES = st.sampled_from((-1, 1, 2))
+# Orderly families draw no restart: an orderly consumer counts reconsumeTimes in its ProcessQueue, a restarted one
+# starts again at 0, so with a finite maxReconsumeTimes which delivery reaches the bound depends on when the
+# restart falls, which the prediction (one instance throughout) does not model (conformance/README.md, limits).
+ORDERLY = {"with_faults": False, "with_restart": False, "statuses": ALL_ORDERLY_STATUSES,
+           "auto_commit": st.booleans()}
 FAMILIES = {
     "concurrently": workloads("concurrently", statuses=ALL_CONCURRENTLY_STATUSES),
-    "orderly": workloads("orderly", with_faults=False, statuses=ALL_ORDERLY_STATUSES, auto_commit=st.booleans()),
+    "orderly": workloads("orderly", **ORDERLY),
     "broadcasting": workloads("concurrently", model="broadcasting", with_faults=False,
                               statuses=ALL_CONCURRENTLY_STATUSES),
-    "broadcasting-orderly": workloads("orderly", model="broadcasting", with_faults=False,
-                                      statuses=ALL_ORDERLY_STATUSES, auto_commit=st.booleans()),
+    "broadcasting-orderly": workloads("orderly", model="broadcasting", **ORDERLY),
 }
 
 

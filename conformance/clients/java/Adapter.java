@@ -173,9 +173,21 @@ public final class Adapter {
         }
     }
 
-    static void raiseIfAsked(JSONObject outcome) {
-        if ("EXCEPTION".equals(outcome.getString("status"))) {
+    /** The listener's return value for the outcome: null for NULL; EXCEPTION throws; a status the listener's
+     *  type does not have is reported as an `error` (a harness mistake) and thrown. */
+    <E extends Enum<E>> E toStatus(Class<E> type, JSONObject outcome) {
+        String status = outcome.getString("status");
+        if ("EXCEPTION".equals(status)) {
             throw new ListenerRaised("outcome script: delivery " + outcome.getInteger("delivery") + " raises");
+        }
+        if ("NULL".equals(status)) {
+            return null;
+        }
+        try {
+            return Enum.valueOf(type, status);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            sendError("status " + status + " is not a " + type.getSimpleName());
+            throw new ListenerRaised("outcome script: no such status " + status);
         }
     }
 
@@ -193,9 +205,7 @@ public final class Adapter {
             if (outcome.containsKey("delayLevel")) {
                 ctx.setDelayLevelWhenNextConsume(outcome.getIntValue("delayLevel"));
             }
-            raiseIfAsked(outcome);
-            String status = outcome.getString("status");
-            return "NULL".equals(status) ? null : ConsumeConcurrentlyStatus.valueOf(status);
+            return toStatus(ConsumeConcurrentlyStatus.class, outcome);
         }
     }
 
@@ -214,9 +224,7 @@ public final class Adapter {
             if (outcome.containsKey("suspendMillis")) {
                 ctx.setSuspendCurrentQueueTimeMillis(outcome.getLongValue("suspendMillis"));
             }
-            raiseIfAsked(outcome);
-            String status = outcome.getString("status");
-            return "NULL".equals(status) ? null : ConsumeOrderlyStatus.valueOf(status);
+            return toStatus(ConsumeOrderlyStatus.class, outcome);
         }
     }
 

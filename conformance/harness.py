@@ -8,7 +8,7 @@ import uuid
 
 from conformance.observe import Run
 from conformance.predict import RunSettings, predict
-from conformance.report import record_verdicts
+from conformance.report import record_findings, record_verdicts
 from conformance.verdicts import check_declarations, judge
 
 # The broker settings of every conformance run: a delay table of 1 s steps (retries start at level 3) and a small
@@ -22,11 +22,18 @@ def get_fresh_names(prefix: str) -> tuple[str, str]:
     return f"{prefix}_{tag}", f"{prefix}-{tag}"
 
 
+# Server findings that mean the harness, not the client, failed: the run cannot be judged.
+HARNESS_FAULTS = ("bad-frame", "handler-error", "timer-stuck")
+
+
 def judge_run(run: Run, counterexample: str) -> list:
-    """Every verdict of `run`; raises AssertionError naming each problem and the wire trace."""
+    """Every verdict of `run`; raises AssertionError naming each problem and the wire trace. A request the server
+    does not support is recorded as a finding; a frame it could not read or a handler that raised fails the run."""
     verdicts = judge(run, predict(run.workload, run.settings), counterexample)
     record_verdicts(verdicts)
+    record_findings(run)
     problems = check_declarations(verdicts, run)
+    problems += [f"the server could not serve the client: {f}" for f in run.findings if f["kind"] in HARNESS_FAULTS]
     if problems:
         deliveries = [f"{d.time_ms:.0f} ms {d.uniq_key} r={d.reconsume_times} -> {d.status}" for d in run.deliveries]
         trace = [verdict.trace for verdict in verdicts if verdict.trace][:1]

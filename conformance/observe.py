@@ -90,6 +90,9 @@ class Run:
     stored: tuple[StoredCopy, ...] = ()
     # The backend's name server address (host:port), closed once the run is over.
     namesrv: str = ""
+    # What the server noticed that is no rule's: {"kind": "unsupported-request" | "bad-frame" | "handler-error" |
+    # "timer-stuck", ...} (conformance/server/core.py).
+    findings: tuple[dict, ...] = ()
 
     def get_requests(self, code: int) -> list[WireRequest]:
         return [r for r in self.requests if r.code == code]

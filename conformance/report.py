@@ -4,16 +4,16 @@ With RMQSPEC_REPORTS=1 every verdict becomes one JSON line in
 `<RMQSPEC_REPORTS_DIR>/<run id>/conformance-<writer>.jsonl` (one file per pytest process, as reports/ does):
 
     {"type": "conformance_verdict", "run_id": ..., "client": {"name", "version", "binding"}, "rule": "SB-09",
-     "status": "conforms" | "deviates" | "not applicable", "detail": ..., "declared": bool,
+     "status": "conforms" | "deviates" | "not applicable" | "not judged", "detail": ..., "declared": bool,
      "counterexample": <shrunk workload repr, deviations only>, "trace": [<wire requests>, deviations only]}
 
 The step also calls Hypothesis `event(rule, "<client name> <version> <status>")`, so the OpenPBTStats lines the
 property reports already hold carry the rule id as their feature and the client and status as its payload.
 
-`python -m conformance.report [RUN_DIR ...]` prints the rule x client matrix of the verdict records under the given
-run directories (default: every run under RMQSPEC_REPORTS_DIR): one row per client, labelled "<name> <version>"
-and "(reference)" for the client the model is (RocketMQ 4.9.8's Java client), one column per rule; a cell is the
-worst status any run gave (deviates, then conforms, then not applicable) with the number of verdicts.
+A client is labelled "<name> <version>", and "(reference)" when it is the client the model is (RocketMQ 4.9.8's
+Java client). `python -m conformance.report [RUN_DIR ...]` prints the rule x client matrix of the recorded verdicts
+under the given run directories (default: every run under RMQSPEC_REPORTS_DIR) as a Markdown table: a row per
+client, a column per rule, each cell the strongest status any run gave.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import argparse
 import json
 import sys
 import threading
-from collections import Counter, defaultdict
 from pathlib import Path
 
 from hypothesis import currently_in_test_context, event
@@ -32,6 +31,63 @@ from conformance.predict import JAVA_CLIENT
 from reports import run_context
 
 LOCK = threading.Lock()
+# Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.
+STRENGTH = ("not judged", "not applicable", "conforms", "deviates")
+# Every verdict this process recorded, for the session's rule x client matrix (conformance/suite/conftest.py).
+SESSION: list = []
+# (client name, kind, request code) of every server finding this process recorded.
+FINDINGS: list = []
+
+
+def merge_statuses(verdicts) -> dict[tuple[str, str], dict[str, str]]:
+    """{(client name, version): {rule: strongest status}} over `verdicts` of any number of runs."""
+    merged: dict[tuple[str, str], dict[str, str]] = {}
+    for verdict in verdicts:
+        row = merged.setdefault(verdict.client_key, {})
+        before = row.get(verdict.rule, STRENGTH[0])
+        row[verdict.rule] = max(before, verdict.status, key=STRENGTH.index)
+    return merged
+
+
+def get_client_label(name: str, version: str) -> str:
+    """"<name> <version>", marked "(reference)" for the client the model is (predict.JAVA_CLIENT)."""
+    reference = (name, version) == (JAVA_CLIENT["name"], JAVA_CLIENT["version"])
+    return f"{name} {version}" + (" (reference)" if reference else "")
+
+
+def format_matrix(verdicts) -> list[str]:
+    """One line per client: how many rules conform, deviate, are not applicable or not judged, and which deviate."""
+    lines = []
+    for (name, version), row in sorted(merge_statuses(verdicts).items()):
+        counts = ", ".join(f"{sum(s == status for s in row.values())} {status}" for status in reversed(STRENGTH))
+        deviating = " ".join(sorted(rule for rule, status in row.items() if status == "deviates")) or "none"
+        lines.append(f"{get_client_label(name, version)}: {counts}; deviating: {deviating}")
+    return lines
+
+
+def render_markdown_matrix(verdicts) -> str:
+    """The rule x client matrix as a Markdown table: a row per client, a column per rule (n/a: not applicable)."""
+    merged = merge_statuses(verdicts)
+    rules = sorted({rule for row in merged.values() for rule in row})
+    lines = ["| client | " + " | ".join(rules) + " |", "|---|" + "---|" * len(rules)]
+    for (name, version), row in sorted(merged.items()):
+        cells = [row.get(rule, "").replace("not applicable", "n/a") for rule in rules]
+        lines.append(f"| {get_client_label(name, version)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def read_verdicts(run_dirs: list[Path]) -> list:
+    """The verdicts recorded under `run_dirs` (conformance-*.jsonl), as Verdict values."""
+    from conformance.verdicts import Verdict
+
+    verdicts = []
+    for run_dir in run_dirs:
+        for path in sorted(run_dir.glob("conformance-*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line) if line.strip() else {}
+                if record.get("type") == "conformance_verdict":
+                    verdicts.append(Verdict(record["rule"], record["client"], record["status"], record["detail"]))
+    return verdicts
 
 
 def get_report_path():
@@ -46,10 +102,27 @@ def to_record(verdict) -> dict:
             "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
 
 
+def record_findings(run) -> None:
+    """The server's findings of one run, each a record {"type": "conformance_finding", "client", ...}, kept for
+    the session's summary too."""
+    FINDINGS.extend((run.client.get("name"), finding["kind"], finding.get("code")) for finding in run.findings)
+    if not run_context.is_reporting() or not run.findings:
+        return
+    lines = "".join(json.dumps({"type": "conformance_finding", "run_id": run_context.get_run_id(),
+                                "client": run.client, **finding}, sort_keys=True, default=str) + "\n"
+                    for finding in run.findings)
+    path = get_report_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK, path.open("a", encoding="utf-8") as out:
+        out.write(lines)
+
+
 def record_verdicts(verdicts) -> None:
-    """Mark each verdict as a Hypothesis event and, when reports are on, append its record."""
+    """Mark each verdict as a Hypothesis event, keep it for the session's matrix and, when reports are on, append
+    its record."""
+    SESSION.extend(verdicts)
     for verdict in verdicts:
-        if verdict.status != "not applicable":
+        if verdict.status in ("conforms", "deviates"):
             if currently_in_test_context():  # a plain test (the smoke test) has no Hypothesis context to mark
                 event(verdict.rule, f"{verdict.client['name']} {verdict.client['version']} {verdict.status}")
     if not run_context.is_reporting():
@@ -61,55 +134,6 @@ def record_verdicts(verdicts) -> None:
         out.write(lines)
 
 
-# A cell shows the worst status any verdict of the rule x client had.
-STATUS_ORDER = ("deviates", "conforms", "not applicable")
-SHORT = {"deviates": "deviates", "conforms": "conforms", "not applicable": "n/a"}
-
-
-def get_client_label(client: dict) -> str:
-    """"<name> <version>", marked "(reference)" for the client the model is (predict.JAVA_CLIENT)."""
-    label = f"{client.get('name')} {client.get('version')}"
-    if (client.get("name"), client.get("version")) == (JAVA_CLIENT["name"], JAVA_CLIENT["version"]):
-        label += " (reference)"
-    return label
-
-
-def read_verdict_records(run_dirs: list[Path]) -> list[dict]:
-    records = []
-    for run_dir in run_dirs:
-        for path in sorted(run_dir.glob("conformance-*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line) if line.strip() else {}
-                if record.get("type") == "conformance_verdict":
-                    records.append(record)
-    return records
-
-
-def compute_matrix(records: list[dict]) -> dict[str, dict[str, Counter]]:
-    """client label -> rule -> how many verdicts of each status."""
-    matrix: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for record in records:
-        matrix[get_client_label(record["client"])][record["rule"]][record["status"]] += 1
-    return matrix
-
-
-def format_cell(counts: Counter) -> str:
-    if not counts:
-        return ""
-    worst = next(status for status in STATUS_ORDER if counts[status])
-    return f"{SHORT[worst]} ({counts[worst]})"
-
-
-def render_matrix(matrix: dict[str, dict[str, Counter]]) -> str:
-    """The rule x client matrix as a Markdown table: a row per client, a column per rule."""
-    rules = sorted({rule for by_rule in matrix.values() for rule in by_rule})
-    lines = ["| client | " + " | ".join(rules) + " |", "|---|" + "---|" * len(rules)]
-    for label in sorted(matrix):
-        lines.append(f"| {label} | " + " | ".join(format_cell(matrix[label].get(rule, Counter())) for rule in rules)
-                     + " |")
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.report", description="the rule x client matrix")
     parser.add_argument("run_dirs", nargs="*", type=Path, help="run directories (default: every run)")
@@ -119,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no such run directory: {', '.join(missing)}", file=sys.stderr)
         return 2
-    records = read_verdict_records(run_dirs)
-    if not records:
-        print("no conformance verdicts in " + ", ".join(map(str, run_dirs)), file=sys.stderr)
+    verdicts = read_verdicts(run_dirs)
+    if not verdicts:
+        print("no conformance verdicts under " + (", ".join(map(str, run_dirs)) or "no run"), file=sys.stderr)
         return 1
-    print(render_matrix(compute_matrix(records)), end="")
+    print(render_markdown_matrix(verdicts), end="")
     return 0
 
 

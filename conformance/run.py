@@ -37,6 +37,8 @@ class Backend(Protocol):
 
     def has_delayed(self) -> bool: ...
 
+    def get_findings(self) -> list[dict]: ...
+
 
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
@@ -136,8 +138,9 @@ def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSet
     with open_backend(settings, workload) as backend:
         consumers = run_consumers(backend, workload, settings, instance, log_dir, open_client)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
+        findings = tuple(backend.get_findings())
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]
     if errors:
         raise RuntimeError(f"the client adapter reported: {errors[:5]}")
-    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv)
+    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings)

@@ -1,7 +1,8 @@
 """Rule x client verdicts of one run: the invariants of properties/ over what the client did, and the differential
 check of the model's prediction of the client half (conformance/predict.py) against it.
 
-A verdict is "conforms", "deviates" (with the shrunk workload and the wire trace) or "not applicable". What is
+A verdict is "conforms", "deviates" (with the shrunk workload and the wire trace), "not applicable" or "not judged"
+(conformance/rules.py says why, per rule). What is
 deterministic is compared exactly — the send-back header's fields, each message's reconsumeTimes sequence and fate
 — and timing as bounds (observe.EARLY_TOLERANCE_MS early; LATE_BOUND_MS late). `check_declarations` turns the
 verdicts into failures: an undeclared deviation, or a declared one (conformance/deviations.py) that its run should
@@ -22,6 +23,8 @@ from conformance.observe import (
     get_observed_fates,
 )
 from conformance.predict import SEND_BACK_FIELDS, Prediction, RunSettings, predict
+from conformance.rules import NOT_JUDGED
+from conformance.wire_checks import WIRE_CHECKS
 
 ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # A retry is due `delay` after its send-back; it must reach the listener within this much more: the model-backed
@@ -29,6 +32,8 @@ ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # client's pull and the adapter's round trip, with room for a loaded 2-core machine.
 LATE_BOUND_MS = 3000
 INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
+# The rules a difference of fates against the model is attributed to (get_differential_verdicts).
+DIFFERENTIAL_RULES = ("CC-02", "CC-04", "CC-06", "CC-07", "OR-04", "OR-07", "SY-05")
 
 
 
@@ -36,7 +41,7 @@ INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
 class Verdict:
     rule: str
     client: dict
-    status: str  # conforms | deviates | not applicable
+    status: str  # conforms | deviates | not applicable | not judged
     detail: str = ""
     counterexample: str = ""
     trace: tuple[str, ...] = ()
@@ -57,6 +62,17 @@ def get_header_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | No
     if missing or levels != ["0"]:
         return "deviates", f"header fields missing: {missing}; delayLevel sent: {levels}"
     return "conforms", "group, offset, delayLevel 0, originMsgId, originTopic, maxReconsumeTimes"
+
+
+def get_default_max_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+    """[CFG-02] A concurrently client left at maxReconsumeTimes -1 sends the 4.9.8 default, 16."""
+    observed = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    if not observed or run.workload.mode != "concurrently" or run.settings.max_reconsume_times != -1:
+        return None
+    sent = sorted({r.fields.get("maxReconsumeTimes") for r in observed}, key=str)
+    if sent != [str(prediction.max_reconsume_times)]:
+        return "deviates", f"maxReconsumeTimes sent: {sent}; 4.9.8: {prediction.max_reconsume_times}"
+    return "conforms", f"maxReconsumeTimes {prediction.max_reconsume_times} on every send-back"
 
 
 # Orderly answers that make the message consume again with reconsumeTimes + 1 (checkReconsumeTimes); a ROLLBACK
@@ -235,16 +251,27 @@ def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[
     return verdicts
 
 
+def ignore_prediction(check):
+    return lambda run, _prediction: check(run)
+
+
 CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
           "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
           "RB-05": lambda run, _p: get_persist_verdict(run),
           "CC-09": lambda run, _p: get_broadcasting_verdict(run),
-          "OR-07": lambda run, _p: get_orderly_retry_verdict(run)}
+          "SY-08": lambda run, _p: get_broadcasting_verdict(run),
+          "OR-07": lambda run, _p: get_orderly_retry_verdict(run), "CFG-02": get_default_max_verdict,
+          **{rule: ignore_prediction(check) for rule, check in WIRE_CHECKS.items()}}
 
 
-def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:
-    """Every rule x client verdict of one run. A deviation from the differential check wins over a conforming
-    invariant of the same rule; a rule the client cannot exercise is "not applicable" with the reason."""
+def get_client(run: Run) -> dict:
+    return {"name": run.client.get("name"), "version": run.client.get("version"),
+            "binding": f"{run.client.get('binding', '')} {run.client.get('bindingVersion', '')}".strip()}
+
+
+def get_found(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
+    """(status, detail) per judged rule: a deviation from the differential check wins over a conforming invariant
+    or check of the same rule."""
     found: dict[str, tuple[str, str]] = get_invariant_verdicts(run, prediction)
     for rule, check in CHECKS.items():
         result = check(run, prediction)
@@ -253,15 +280,22 @@ def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Ve
     for rule, (status, detail) in get_differential_verdicts(run, prediction).items():
         before = found.get(rule)
         found[rule] = (status, f"{before[1]}; {detail}" if before and before[0] == "deviates" else detail)
+    return found
+
+
+def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:
+    """Every rule x client verdict of one run: a rule the client lacks is "not applicable" (no check of it runs),
+    one no run can judge is "not judged", each with the reason."""
+    client = get_client(run)
+    key = (client["name"], client["version"])
+    absent = {rule: why for (rule, who), why in NOT_APPLICABLE.items() if who == key}
     trace = tuple(format_request(r) for r in run.requests)
-    client = {"name": run.client.get("name"), "version": run.client.get("version"),
-              "binding": f"{run.client.get('binding', '')} {run.client.get('bindingVersion', '')}".strip()}
     verdicts = [Verdict(rule, client, status, detail, counterexample if status == "deviates" else "",
                         trace if status == "deviates" else ())
-                for rule, (status, detail) in sorted(found.items())]
-    key = (client["name"], client["version"])
-    verdicts += [Verdict(rule, client, "not applicable", why) for (rule, who), why in NOT_APPLICABLE.items()
-                 if who == key]
+                for rule, (status, detail) in sorted(get_found(run, prediction).items()) if rule not in absent]
+    verdicts += [Verdict(rule, client, "not applicable", why) for rule, why in sorted(absent.items())]
+    verdicts += [Verdict(rule, client, "not judged", why) for rule, why in sorted(NOT_JUDGED.items())
+                 if rule not in absent]
     return verdicts
 
 

@@ -16,8 +16,8 @@ import attrs
 
 from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient, get_locked_queue_ids
-from conformance.backends.remoting_client import Command
-from conformance.backends.stored_message import StoredMessage, decode_stored_messages, get_commit_log_offset
+from conformance.codec.message import StoredMessage, decode_message_id, decode_messages
+from conformance.codec.remoting import RemotingCommand as Command
 from differential import steps as s
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
@@ -65,7 +65,7 @@ class Labels:
 
     def label(self, msg_id: str) -> str:
         try:
-            offset = get_commit_log_offset(msg_id)
+            offset = decode_message_id(msg_id)[1]
         except ValueError:
             return f"foreign:{msg_id}"
         return self.by_offset.setdefault(offset, f"m{len(self.by_offset)}")
@@ -82,7 +82,7 @@ def normalise_message(message: StoredMessage, labels: Labels, names: Names) -> d
     offset = None if message.topic == SCHEDULE_TOPIC else message.queue_offset
     return {"topic": names.anonymise(message.topic), "queueId": message.queue_id, "queueOffset": offset,
             "reconsumeTimes": message.reconsume_times, "properties": props, "body": message.body.decode(),
-            "id": labels.label(message.offset_msg_id)}
+            "id": labels.label(message.msg_id)}
 
 
 def normalise_response(response: Command) -> dict:
@@ -138,7 +138,7 @@ class Run:
             record.pop("queueOffset", None)
         msg_id = response.ext_fields.get("msgId")
         if response.code == 0 and msg_id:
-            self.stored.append((get_commit_log_offset(msg_id), msg_id))
+            self.stored.append((decode_message_id(msg_id)[1], msg_id))
             record["id"] = self.labels.label(msg_id)
         return record
 
@@ -158,7 +158,7 @@ class Run:
 
     def on_pull(self, step: s.Pull) -> dict:
         response = self.client.pull(self.names.group("q1"), self.names.resolve(step.topic), step.queue_id, step.offset)
-        messages = [normalise_message(m, self.labels, self.names) for m in decode_stored_messages(response.body)]
+        messages = [normalise_message(m, self.labels, self.names) for m in decode_messages(response.body)]
         return {**normalise_response(response), "messages": messages}
 
     def on_queryoffset(self, step: s.QueryOffset) -> dict:
@@ -189,7 +189,7 @@ class Run:
         messages: list[StoredMessage] = []
         while True:
             response = self.client.pull(self.names.group("q1"), topic, queue_id, offset, 32)
-            batch = decode_stored_messages(response.body) if response.code == 0 else []
+            batch = decode_messages(response.body) if response.code == 0 else []
             if not batch:
                 return messages
             messages.extend(batch)

@@ -19,7 +19,7 @@ from attrs import evolve
 
 from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient
-from conformance.backends.stored_message import StoredMessage
+from conformance.codec.message import StoredMessage
 from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
 from differential.steps import GROUP_SETTINGS
 from model.broker import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, TopicConfig, create_broker
@@ -167,5 +167,5 @@ def run_send_back_case(broker_addr: str, config: Config, case: SendBackCase) -> 
     broker, looked_up = put_looked_up(broker, config, original)
     model = predict_send_back(broker, config, None if case.bogus else looked_up, group, case.delay_level,
                               case.max_times, names.topic)
-    return compare((code, copies), model, names, (original.offset_msg_id, looked_up.msg_id), case.role == "q3",
+    return compare((code, copies), model, names, (original.msg_id, looked_up.msg_id), case.role == "q3",
                    case.delay_level > len(config.delay_levels))

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.backends import admin
 from conformance.backends.broker_client import BrokerClient
-from conformance.backends.stored_message import get_commit_log_offset
+from conformance.codec.message import decode_message_id
 from differential.example import SCHEDULE_TOPIC, Names, Run, find_deliveries
 
 SUCCESS, SYSTEM_ERROR, NO_PERMISSION, GROUP_NOT_EXIST = 0, 1, 16, 26
@@ -41,7 +41,7 @@ class Case:
         assert response.code == SUCCESS, response
         time.sleep(0.03)  # dispatch to the consume queue (differential/example.py DISPATCH_PAUSE)
         msg_id = response.ext_fields["msgId"]
-        return get_commit_log_offset(msg_id), msg_id
+        return decode_message_id(msg_id)[1], msg_id
 
     def send_back(self, offset: int, role: str = "q1", delay_level: int = 0, max_times: int | None = None,
                   origin: str | None = None) -> int:

@@ -10,7 +10,8 @@ import struct
 
 import pytest
 
-from conformance.backends.remoting_client import Command, RemotingClient, encode_command
+from conformance.backends.remoting_client import RemotingClient, make_request
+from conformance.codec.remoting import encode_frame
 
 CLOSED, NOT_SUPPORTED, SYSTEM_ERROR, SUCCESS = "closed", 3, 1, 0
 
@@ -20,7 +21,7 @@ def frame(header: bytes, body: bytes = b"", serialize_type: int = 0) -> bytes:
 
 
 def request(code: int, body: bytes = b"", **fields: str) -> bytes:
-    return encode_command(Command(code=code, ext_fields=fields, body=body, opaque=1))
+    return encode_frame(make_request(code, fields, body))
 
 
 CASES = {

@@ -19,7 +19,7 @@ from model.pull import wake_parked_pulls
 from model.rebalance import get_subscribed_queues
 from model.records import evolve
 from model.schedule import get_next_schedule_time, has_due_levels
-from model.system import InstantBudget, compute_next_time, get_next_kind, process_due, step
+from model.system import InstantBudget, compute_next_time, fire_next, get_next_kind, step
 
 Listener = Callable[[ConsumeRequest], CompleteConsume]
 
@@ -76,11 +76,11 @@ def get_first_request(requests, hint: int) -> ConsumeRequest:
 
 
 def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000, *,
-          fast_forward: bool = True, observe: Callable[[list], object] | None = None) -> tuple[System, list, int]:
+          observe: Callable[[list], object] | None = None) -> tuple[System, list, int]:
     """[SY-03] Complete running listeners with `listener`, deliver held one-way commits, fire timers in time
     order, until quiescent — [SY-12] or until more than MAX_TRANSITIONS_PER_INSTANT timers fired at one instant,
     which ends the drain with a Livelock observation. Returns (system, observations, events processed: each timer
-    counts, fast-forwarded or not).
+    counts).
 
     `observe`, if given, receives each event's observations as they happen, and the returned list stays empty:
     a long run's list would hold every observation to the end, and CPython's full collections walk it all.
@@ -103,12 +103,9 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             schedule_time = get_next_schedule_time(system.broker, system.config)
             if compute_next_time(system, schedule_time) is None:
                 raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
-            # A fast-forward stops where quiescence could begin and within the event budget.
             kind = get_next_kind(system, schedule_time)
-            system, seen, fired = process_due(system, None, fast_forward, schedule_time, stop_on_change=True,
-                                              limit=max_events - events + 1)
-            events += fired - 1
-            budget.count(system, fired, kind)
+            system, seen = fire_next(system, schedule_time)
+            budget.count(system, kind)
             system = wake_parked_pulls(system, woken_store)
         # Every branch ends with a wake of held pulls (step wakes them too).
         woken_store = system.broker.store

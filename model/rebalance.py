@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.broker import query_offset
+from model.broker import on_query_consumer_offset
 from model.cluster import (
     GROUP,
     TOPIC,
@@ -121,15 +121,13 @@ def compute_pull_from_where(system: System, consumer: ConsumerInstance, mq: Mess
     """[RB-04] The new owner starts at the stored offset (the broker's, or offsets.json when BROADCASTING); with
     none, the broker answers 0 while the queue's head is still in memory (ConsumerManageProcessor), else
     CONSUME_FROM_LAST_OFFSET → max offset (0 for %RETRY%), FIRST → 0."""
+    low = system.min_offsets.get(mq, 0)
     if system.config.is_clustering:
-        stored = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
+        stored = on_query_consumer_offset(system.broker, GROUP, mq.topic, mq.queue_id, low)
     else:
         stored = consumer.offset_store.file.get(mq, -1)
-    if stored >= 0:
+    if stored is not None and stored >= 0:
         return stored
-    low = system.min_offsets.get(mq, 0)
-    if low == 0 and system.config.is_clustering:
-        return 0
     if system.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET or is_retry_topic(mq.topic):
         return low
     return system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id)

@@ -172,6 +172,23 @@ def on_send_retry_message(broker: Broker, config: Config, message: Message, reco
     return process_retry_send(broker, config, message, group, queue, header, now, rules)
 
 
+def on_send_message(broker: Broker, config: Config, message: Message, header: tuple[int | None, int | None],
+                    now: int, random_int: int) -> tuple[Broker, SendResult]:
+    """[RS-07] SEND_MESSAGE: a %RETRY% send is on_send_retry_message's; any other is refused when the broker or the
+    topic is not writeable, else stored where it was sent (queue `message.queue_id` of an existing topic).
+
+    `header` is the request's (reconsumeTimes, maxReconsumeTimes)."""
+    if is_retry_topic(message.topic):
+        return on_send_retry_message(broker, config, message, header[0], header[1], now, random_int)
+    topic = broker.topics.get(message.topic)
+    if topic is None:
+        return refuse(broker, ResponseCode.TOPIC_NOT_EXIST, f"topic[{message.topic}] not exist", ("RS-07",))
+    if not (is_writeable(broker.perm) and is_writeable(topic.perm)):
+        return refuse(broker, ResponseCode.NO_PERMISSION, "the broker sending message is forbidden", ("RS-07",))
+    store, stored = put_message(broker.store, message, now, config.delay_levels)
+    return evolve(broker, store=store), SendResult(ResponseCode.SUCCESS, "", stored, ("ST-06",))
+
+
 def process_retry_send(broker: Broker, config: Config, message: Message, group: SubscriptionGroupConfig,
                        queue: MessageQueue, header: tuple[int | None, int | None], now: int,
                        rules: tuple[str, ...]) -> tuple[Broker, SendResult]:

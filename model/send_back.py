@@ -45,6 +45,7 @@ class ResponseCode(enum.Enum):
     SUCCESS = 0
     SYSTEM_ERROR = 1
     NO_PERMISSION = 16
+    TOPIC_NOT_EXIST = 17
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 

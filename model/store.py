@@ -138,6 +138,16 @@ class Store:
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         return len(self.get_queue_units(topic, queue_id))
 
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        """GET_MIN_OFFSET: 0, since the model's store never deletes a message."""
+        return 0
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or after `timestamp`, else the max offset."""
+        high = self.get_max_offset_in_queue(topic, queue_id)
+        return next((offset for offset in range(high)
+                     if self.get_message(topic, queue_id, offset).store_timestamp >= timestamp), high)
+
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
         index = self.commit_log.bisect_left(commit_log_offset, RECORD_COMMIT_LOG_OFFSET)

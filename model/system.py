@@ -32,7 +32,6 @@ from model.cluster import (
 from model.config import Config
 from model.consume_common import get_current_pq, get_live_consumer
 from model.consume_service import get_consume_service
-from model.fast_forward import fast_forward as forward_idle_timers
 from model.message import create_message, get_retry_topic, is_dlq_topic, java_string_hash
 from model.pull import commit_broker_offset, process_pull, wake_parked_pulls
 from model.rebalance import crash, process_offset_illegal_fix, process_persist, process_rebalance_due, set_members
@@ -151,19 +150,6 @@ def fire_next(system: System, schedule_time: int | None) -> tuple[System, list]:
     return TIMER_HANDLERS[type(item)](system, item)
 
 
-def process_due(system: System, until: int | None, fast_forward: bool, schedule_time: int | None,
-                **window) -> tuple[System, list, int]:
-    """[SY-01] Fire the earliest timer — or, with `fast_forward` and an idle system, the whole run of idle timers
-    up to the next other event (model/fast_forward.py; the same result). `schedule_time` is the delay timer's next
-    time. Returns (system, observations, fired)."""
-    if fast_forward:
-        system, seen, fired = forward_idle_timers(system, until, schedule_time, **window)
-        if fired:
-            return system, seen, fired
-    system, seen = fire_next(system, schedule_time)
-    return system, seen, 1
-
-
 class InstantBudget:
     """[SY-12] The timers fired at the current virtual instant of one step, by kind; a driver's loop counts every
     fired timer here and stops once `is_spent`."""
@@ -171,9 +157,8 @@ class InstantBudget:
     def __init__(self) -> None:
         self.time, self.fired, self.kinds = None, 0, Counter()
 
-    def count(self, system: System, fired: int, kind: str) -> None:
-        """One call of the driver's loop: `fired` timers, the first of kind `kind`, counted as one transition (a
-        fast-forward window of idle timers is one step of idle time passing, however many it fired)."""
+    def count(self, system: System, kind: str) -> None:
+        """One transition of the driver's loop: a timer of kind `kind` fired."""
         if system.now != self.time:
             self.time, self.fired, self.kinds = system.now, 0, Counter()
         self.fired += 1
@@ -194,7 +179,7 @@ def get_next_kind(system: System, schedule_time: int | None) -> str:
     return type(peeked[1]).__name__
 
 
-def advance(system: System, until: int, *, fast_forward: bool = True) -> tuple[System, list]:
+def advance(system: System, until: int) -> tuple[System, list]:
     """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`;
     [SY-12] unless more than MAX_TRANSITIONS_PER_INSTANT fire at one instant: then the clock stays there and the
     step ends with a Livelock observation."""
@@ -206,8 +191,8 @@ def advance(system: System, until: int, *, fast_forward: bool = True) -> tuple[S
         if at is None or at > until:
             break
         kind = get_next_kind(system, schedule_time)
-        system, seen, fired = process_due(system, until, fast_forward, schedule_time)
-        budget.count(system, fired, kind)
+        system, seen = fire_next(system, schedule_time)
+        budget.count(system, kind)
         system = wake_parked_pulls(system, woken_store)
         woken_store = system.broker.store
         observations.extend(seen)
@@ -227,10 +212,10 @@ EVENT_HANDLERS: dict[type, Callable] = {
 }
 
 
-def step(system: System, event, *, fast_forward: bool = True) -> tuple[System, list]:
+def step(system: System, event) -> tuple[System, list]:
     """[SY-01] The one transition of the whole system: an event in, the next state and what a user sees out."""
     if isinstance(event, Advance):
-        return advance(system, event.until, fast_forward=fast_forward)
+        return advance(system, event.until)
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
     # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.

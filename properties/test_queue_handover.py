@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from model.broker import query_offset
+from model.broker import commit_offset, on_query_consumer_offset, query_offset
 from model.cluster import GROUP, TOPIC, Advance, CompleteConsume, Produce, SetMembers
 from model.config import Config, ConsumeMode, MessageModel
 from model.message import MessageQueue
@@ -87,6 +87,19 @@ def test_a_stored_offset_of_zero_is_a_stored_offset(stored, produced):
     consumer = evolve(consumer, offset_store=evolve(store, file=store.file.set(Q0, stored)))
     event("RB-04")
     assert compute_pull_from_where(system, consumer, Q0) == stored
+
+
+@given(committed=st.none() | st.integers(0, 5), min_offset=st.integers(0, 3))
+def test_the_broker_answers_a_never_committed_queue_0_only_while_its_head_is_stored(committed, min_offset):
+    """[RB-04] QUERY_CONSUMER_OFFSET (ConsumerManageProcessor): a committed offset as it is, 0 included; with none,
+    0 while the queue's first message is still stored, else QUERY_NOT_FOUND (None)."""
+    system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    broker = system.broker
+    if committed is not None:
+        broker = commit_offset(broker, GROUP, TOPIC, 0, committed)
+    answer = on_query_consumer_offset(broker, GROUP, TOPIC, 0, min_offset)
+    event("RB-04")
+    assert answer == (committed if committed is not None else 0 if min_offset == 0 else None)
 
 
 @given(last_pull=st.integers(0, 10**9), around=st.sampled_from((-1, 0, 1)))

@@ -1,27 +1,17 @@
 """The backend settings and the pieces of the real backend that need no broker: choosing the backend, finding a
-RocketMQ distribution, the loopback-only namespace, broker.conf, the wire client's frames and stored messages."""
+RocketMQ distribution, the loopback-only namespace, broker.conf. The wire format itself is the codec's
+(tests/conformance/test_codec.py)."""
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from conformance.backends import BackendSettingError, get_backend_name
 from conformance.backends.loopback import NotLoopbackOnly, get_namespace_command, is_loopback_only
-from conformance.backends.remoting_client import Command, decode_frame, encode_command
 from conformance.backends.rocketmq import get_binary_distribution, get_distribution, render_broker_conf
-from conformance.backends.stored_message import (
-    compute_offset_msg_id,
-    decode_properties,
-    decode_stored_messages,
-    encode_properties,
-    get_commit_log_offset,
-)
 
 
 def test_backend_defaults_to_model_and_names_a_bad_value_in_one_line():
@@ -75,33 +65,3 @@ def test_broker_conf_keeps_loopback_and_lets_the_table_win(tmp_path):
     assert keys["storePathRootDir"] == str(tmp_path / "store")
 
 
-texts = st.text(st.characters(blacklist_characters="\u0001\u0002", blacklist_categories=("Cs",)), max_size=8)
-
-
-@given(st.integers(0, 400), st.dictionaries(st.text(min_size=1, max_size=5), texts, max_size=3), st.binary(max_size=20))
-def test_frame_round_trip(code, fields, body):
-    data = encode_command(Command(code=code, ext_fields=fields, body=body, opaque=7, flag=1))
-    (length,) = struct.unpack_from(">i", data)
-    assert length == len(data) - 4
-    assert decode_frame(data[4:]) == Command(code=code, ext_fields=fields, body=body, opaque=7, flag=1)
-
-
-@given(st.dictionaries(texts.filter(bool), texts, max_size=4))
-def test_properties_round_trip(properties):
-    assert decode_properties(encode_properties(properties)) == properties
-
-
-def test_stored_message_decodes_rocketmq_layout():
-    """A message laid out field by field as MessageDecoder.decode reads it (IPv4 hosts)."""
-    props = encode_properties({"UNIQ_KEY": "U1", "DELAY": "3"}).encode()
-    topic, body = b"T1", b"hello"
-    fields = struct.pack(">iiiiqqiq", 0xDAA320A7 - (1 << 32), 0, 2, 0, 5, 1234, 0, 111)
-    fields += bytes([127, 0, 0, 1]) + struct.pack(">iq", 5000, 222) + bytes([127, 0, 0, 1])
-    fields += struct.pack(">iiqi", 10911, 3, 0, len(body)) + body + bytes([len(topic)]) + topic
-    fields += struct.pack(">h", len(props)) + props
-    data = struct.pack(">i", 4 + len(fields)) + fields
-    [message] = decode_stored_messages(data + data)[:1]
-    assert (message.topic, message.queue_id, message.queue_offset, message.commit_log_offset) == ("T1", 2, 5, 1234)
-    assert (message.reconsume_times, message.body, message.properties) == (3, body, {"UNIQ_KEY": "U1", "DELAY": "3"})
-    assert message.offset_msg_id == "7F00000100002A9F00000000000004D2"
-    assert get_commit_log_offset(compute_offset_msg_id("127.0.0.1:10911", 1234)) == 1234

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from conformance.backends.remoting_client import Command, RemotingClient
+from conformance.backends.remoting_client import RemotingClient
+from conformance.codec.remoting import RemotingCommand as Command
 
 UPDATE_AND_CREATE_TOPIC = 17
 UPDATE_BROKER_CONFIG = 25

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import time
 
-from conformance.backends.remoting_client import Command, RemotingClient
-from conformance.backends.stored_message import encode_properties
+from conformance.backends.remoting_client import RemotingClient
+from conformance.codec.message import encode_properties
+from conformance.codec.remoting import RemotingCommand as Command
 
 SEND_MESSAGE = 10
 PULL_MESSAGE = 11

@@ -99,6 +99,9 @@ class ModelBackend:
                            get_destination(copy), copy.delay_time_level, path)
                 for at, offset, copy, path in sorted(copies, key=lambda entry: entry[0])]
 
+    def get_findings(self) -> list[dict]:
+        return self.runner.call(lambda: list(self.server.findings))
+
     def has_delayed(self) -> bool:
         """Whether a copy waits in SCHEDULE_TOPIC_XXXX (the delay timer's next due time alone would always say
         yes: it also schedules the periodic flush of the delay offsets)."""

@@ -1,66 +1,28 @@
-"""A small blocking RocketMQ remoting client: frames out, frames in, matched by opaque, with a time limit.
+"""A small blocking RocketMQ remoting client over the codec (conformance/codec/): frames out, frames in, matched by
+opaque, with a time limit.
 
 Enough for the harness to act as a client of either backend (admin settings, send, send-back, pull, offsets,
-locks) without any RocketMQ client in between. Frame: total length (4 bytes, big-endian), header length with the
-serialize type in its high byte (0 = JSON), the JSON header, the body.
+locks) without any RocketMQ client in between, from plain synchronous test code.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import socket
 import struct
-from typing import Any
 
-import attrs
+from conformance.codec.remoting import RemotingCommand, decode_payload, encode_frame
 
 LANGUAGE = "PYTHON"
 VERSION = 409  # MQVersion.Version.V4_9_8.ordinal(), as the 4.9.8 broker answers
-RESPONSE_FLAG = 1
-ONEWAY_FLAG = 2
 
 
-@attrs.frozen
-class Command:
-    """One remoting command, request or response."""
-
-    code: int
-    ext_fields: dict[str, str] = attrs.field(factory=dict)
-    body: bytes = b""
-    remark: str | None = None
-    opaque: int = 0
-    flag: int = 0
-    version: int = VERSION
-    language: str = LANGUAGE
-
-
-def encode_command(command: Command) -> bytes:
-    """The frame of `command` with a JSON header."""
-    header: dict[str, Any] = {
-        "code": command.code, "language": command.language, "version": command.version,
-        "opaque": command.opaque, "flag": command.flag, "serializeTypeCurrentRPC": "JSON",
-        "extFields": {k: str(v) for k, v in command.ext_fields.items()},
-    }
-    if command.remark is not None:
-        header["remark"] = command.remark
-    header_bytes = json.dumps(header, separators=(",", ":")).encode()
-    lengths = struct.pack(">ii", 4 + len(header_bytes) + len(command.body), len(header_bytes))
-    return lengths + header_bytes + command.body
-
-
-def decode_frame(frame: bytes) -> Command:
-    """The command in `frame` (without its leading total-length word)."""
-    (word,) = struct.unpack_from(">i", frame)
-    serialize_type, header_len = (word >> 24) & 0xFF, word & 0xFFFFFF
-    if serialize_type != 0:
-        raise ValueError(f"serialize type {serialize_type} is not JSON")
-    header = json.loads(frame[4 : 4 + header_len])
-    return Command(
-        code=header["code"], ext_fields=header.get("extFields") or {}, body=frame[4 + header_len :],
-        remark=header.get("remark"), opaque=header.get("opaque", 0), flag=header.get("flag", 0),
-        version=header.get("version", 0), language=header.get("language", ""),
-    )
+def make_request(code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"",
+                 opaque: int = 1) -> RemotingCommand:
+    """A request as this client sends it: string header fields, None values left out."""
+    fields = {k: str(v) for k, v in (ext_fields or {}).items() if v is not None}
+    return RemotingCommand(code=code, opaque=opaque, language=LANGUAGE, version=VERSION, ext_fields=fields,
+                           body=body)
 
 
 class RemotingClient:
@@ -83,17 +45,17 @@ class RemotingClient:
     def send_raw(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def read_command(self) -> Command:
-        (length,) = struct.unpack(">i", self._read_exactly(4))
-        return decode_frame(self._read_exactly(length))
+    def read_frame(self) -> bytes:
+        """One whole frame, its length word included, exactly as read from the socket."""
+        length = self._read_exactly(4)
+        return length + self._read_exactly(struct.unpack(">i", length)[0])
 
-    def call(self, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"") -> Command:
-        opaque = next(self.opaques)
-        fields = {k: str(v) for k, v in (ext_fields or {}).items() if v is not None}
-        self.send_raw(encode_command(Command(code=code, ext_fields=fields, body=body, opaque=opaque)))
+    def call(self, code: int, ext_fields: dict[str, object] | None = None, body: bytes = b"") -> RemotingCommand:
+        request = make_request(code, ext_fields, body, next(self.opaques))
+        self.send_raw(encode_frame(request))
         while True:
-            response = self.read_command()
-            if response.opaque == opaque and response.flag & RESPONSE_FLAG:
+            response = decode_payload(self.read_frame()[4:])
+            if response.opaque == request.opaque and response.is_response:
                 return response
 
     def _read_exactly(self, size: int) -> bytes:

@@ -54,7 +54,9 @@ def compute_body_crc(body: bytes) -> int:
 
 
 def encode_properties(properties: dict[str, str]) -> str:
-    return "".join(f"{k}{NAME_VALUE_SEPARATOR}{v}{PROPERTY_SEPARATOR}" for k, v in properties.items())
+    """MessageDecoder.messageProperties2String (4.9.8): name \u0001 value pairs joined by \u0002, with no
+    separator after the last pair (a real 4.9.8 broker's pull response, tests/conformance/fixtures/)."""
+    return PROPERTY_SEPARATOR.join(f"{k}{NAME_VALUE_SEPARATOR}{v}" for k, v in properties.items())
 
 
 def decode_properties(text: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ import immutables
 
 from conformance.codec.message import StoredMessage, create_message_id
 from conformance.settings import BrokerSettings
-from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, is_writeable, query_offset
+from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, on_query_consumer_offset
 from model.config import Config
 from model.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
@@ -26,10 +26,9 @@ from model.message import (
 )
 from model.pull import get_broker_pull
 from model.queue_locks import on_lock_batch, on_unlock_batch
-from model.retry_send import on_send_retry_message
+from model.retry_send import on_send_message
 from model.schedule import get_next_schedule_time, on_schedule_timer
 from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
-from model.store import put_message
 
 PROPERTY_TAGS = "TAGS"
 MODEL_ID_HOST = compute_message_id(0)[:16]
@@ -79,19 +78,14 @@ class BrokerAdapter:
         """
         message = Message(topic, body, properties.get(PROPERTY_TAGS), immutables.Map(properties), queue_id, -1, -1,
                           "", header[0] or 0, flag, born_timestamp)
-        if is_retry_topic(topic):
-            self.broker, result = on_send_retry_message(self.broker, self.config, message, header[0], header[1],
-                                                        now, self.rng.randrange(RANDOM_BOUND))
-            if result.stored is not None:
-                self.retry_sent.append((now, result.stored))
-            stored = None if result.stored is None else self.to_wire(result.stored)
-            return result.code.value, result.remark, stored, result.rules
-        config = self.ensure_topic(topic)
-        if not (is_writeable(self.broker.perm) and is_writeable(config.perm)):
-            return 16, f"the broker[{self.settings.broker_name}] sending message is forbidden", None, ()
-        store, stored = put_message(self.broker.store, message, now, self.config.delay_levels)
-        self.broker = attrs.evolve(self.broker, store=store)
-        return 0, "", self.to_wire(stored), ("ST-06",)
+        if not is_retry_topic(topic):
+            self.ensure_topic(topic)  # autoCreateTopicEnable, as the server's settings say
+        self.broker, result = on_send_message(self.broker, self.config, message, header, now,
+                                              self.rng.randrange(RANDOM_BOUND))
+        if is_retry_topic(topic) and result.stored is not None:
+            self.retry_sent.append((now, result.stored))
+        stored = None if result.stored is None else self.to_wire(result.stored)
+        return result.code.value, result.remark, stored, result.rules
 
     def send_back(self, group: str, offset: int, delay_level: int, origin_topic: str, origin_msg_id: str,
                   max_reconsume_times: int | None, now: int):
@@ -119,16 +113,15 @@ class BrokerAdapter:
         return self.broker.store.get_max_offset_in_queue(topic, queue_id)
 
     def min_offset(self, topic: str, queue_id: int) -> int:
-        return 0
+        return self.broker.store.get_min_offset_in_queue(topic, queue_id)
 
     def search_offset(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The first queue offset stored at or after `timestamp` (the max offset when none is)."""
-        store, high = self.broker.store, self.max_offset(topic, queue_id)
-        return next((i for i in range(high) if store.get_message(topic, queue_id, i).store_timestamp >= timestamp),
-                    high)
+        return self.broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
 
-    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
-        return query_offset(self.broker, group, topic, queue_id)
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int | None:
+        """QUERY_CONSUMER_OFFSET: the model's answer (None: QUERY_NOT_FOUND)."""
+        low = self.min_offset(topic, queue_id)
+        return on_query_consumer_offset(self.broker, group, topic, queue_id, low)
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         self.broker = commit_offset(self.broker, group, topic, queue_id, offset)

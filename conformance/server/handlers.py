@@ -81,9 +81,11 @@ def queue_of(request: RemotingCommand) -> tuple[str, int]:
 
 
 async def query_consumer_offset(server, request: RemotingCommand) -> RemotingCommand:
-    """A committed offset, else 0: the in-memory store always holds queue offset 0 (checkInDiskByConsumeOffset)."""
+    """The model's answer: an offset, or QUERY_NOT_FOUND (RB-04)."""
     offset = server.adapter.query_offset(request.header("consumerGroup", ""), *queue_of(request))
-    return ok(request, {"offset": max(offset, 0)})
+    if offset is None:
+        return make_response(request, Rs.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe")
+    return ok(request, {"offset": offset})
 
 
 async def update_consumer_offset(server, request: RemotingCommand) -> RemotingCommand:

@@ -7,12 +7,13 @@ The expected values are what the client's source at tag 1.2.3 writes (and the is
 import json
 import pathlib
 import struct
+import zlib
 
 import pytest
 
 from conformance.codec.codes import RequestCode
 from conformance.codec.headers import decode_json_body
-from conformance.codec.message import decode_properties
+from conformance.codec.message import decode_messages, decode_properties, encode_messages
 from conformance.codec.remoting import decode_frame, encode_frame
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.conformance]
@@ -62,3 +63,26 @@ def test_heartbeat_body():
     assert consumer["groupName"] == "G"
     assert sorted(s["topic"] for s in consumer["subscriptionDataSet"]) == ["%RETRY%G", "T"]
     assert json.dumps(body)  # plain JSON, no fastjson-only syntax
+
+
+def test_a_real_4_9_8_pull_response_decodes_to_what_was_sent():
+    """A PULL_MESSAGE response of RocketMQ 4.9.8's broker (tests/conformance/tools/capture_broker_frames.py): the
+    expected values are what the tool sent and what the broker's source adds, not decoder output."""
+    sent = json.loads((FIXTURES / "rocketmq-4.9.8-pull.json").read_text())
+    frame = bytes.fromhex((FIXTURES / "rocketmq-4.9.8-pull.hex").read_text().strip())
+    response = decode_frame(frame)
+    assert (response.code, response.remark, response.language, response.is_response) == (0, "FOUND", "JAVA", True)
+    assert response.ext_fields == {"suggestWhichBrokerId": "0", "nextBeginOffset": "1", "minOffset": "0",
+                                   "maxOffset": "1"}
+    [message] = decode_messages(response.body)
+    body = sent["body"].encode()
+    assert (message.topic, message.queue_id, message.body) == (sent["topic"], sent["queueId"], body)
+    assert (message.queue_offset, message.commit_log_offset, message.reconsume_times) == (0, 0, 0)
+    # SendMessageProcessor adds the broker's cluster name; UtilAll.crc32 is CRC-32 masked to 31 bits.
+    assert message.properties == {**sent["properties"], "CLUSTER": "DefaultCluster"}
+    assert message.body_crc == zlib.crc32(body) & 0x7FFFFFFF
+    host, port = sent["brokerAddr"].rsplit(":", 1)
+    assert message.store_host == (host, int(port)) and message.born_host[0] == host
+    assert sent["sentAtMillis"] <= message.born_timestamp <= message.store_timestamp <= sent["sentAtMillis"] + 5000
+    assert message.msg_id == f"7F000001{int(port):08X}{0:016X}"
+    assert encode_messages([message]) == response.body  # the model-backed server writes these very bytes

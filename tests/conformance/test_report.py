@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.report import compute_matrix, main, read_verdict_records, record_verdicts, render_matrix, to_record
+from conformance.harness import SETTINGS, judge_run
+from conformance.observe import Run
+from conformance.report import (
+    format_matrix,
+    main,
+    merge_statuses,
+    read_verdicts,
+    record_verdicts,
+    render_markdown_matrix,
+    to_record,
+)
 from conformance.verdicts import Verdict
+from conformance.workload import Workload
 
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq 0.4.4"}
 VERDICTS = [Verdict("SB-09", CLIENT, "deviates", "no maxReconsumeTimes", "Workload(...)", ("t 36",)),
@@ -47,20 +60,53 @@ def test_nothing_is_written_without_reports(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_matrix_has_a_row_per_client_with_the_reference_marked_and_the_worst_status_per_rule(tmp_path):
+def test_over_runs_a_rule_takes_its_strongest_status():
+    later = [Verdict("SY-06", CLIENT, "deviates", "late"), Verdict("SB-09", CLIENT, "conforms"),
+             Verdict("OR-13", CLIENT, "not judged", "x"), Verdict("OR-13", CLIENT, "conforms")]
+    merged = merge_statuses(VERDICTS + later)
+    assert merged == {("rocketmq-client-cpp", "1.2.3"): {"SB-09": "deviates", "SY-06": "deviates",
+                                                         "CT-01": "not applicable", "OR-13": "conforms"}}
+    assert format_matrix(VERDICTS + later) == [
+        "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 1 not applicable, 0 not judged; deviating: SB-09 SY-06"]
+
+
+def test_a_server_fault_fails_the_run_and_an_unsupported_request_is_only_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMQSPEC_REPORTS", "1")
+    monkeypatch.setenv("RMQSPEC_REPORTS_DIR", str(tmp_path))
+    monkeypatch.setenv("RMQSPEC_RUN_ID", "run-2")
+    unsupported = {"kind": "unsupported-request", "code": 9999, "endpoint": "broker"}
+    broken = {"kind": "handler-error", "code": 11, "error": "KeyError('queueId')"}
+    quiet = Run(CLIENT, Workload(()), SETTINGS, (), findings=(unsupported,))
+
+    @settings(max_examples=1, database=None)
+    @given(st.just(None))
+    def judge_both(_):
+        judge_run(quiet, "")
+        with pytest.raises(AssertionError, match="could not serve the client.*handler-error"):
+            judge_run(evolve(quiet, findings=(unsupported, broken)), "")
+
+    judge_both()
+    records = [json.loads(line) for path in (tmp_path / "run-2").glob("conformance-*.jsonl")
+               for line in path.read_text().splitlines()]
+    found = [(r["kind"], r["code"]) for r in records if r["type"] == "conformance_finding"]
+    assert sorted(found) == [("handler-error", 11), ("unsupported-request", 9999), ("unsupported-request", 9999)]
+
+
+def test_the_matrix_marks_the_reference_and_reads_the_recorded_verdicts_of_every_client(tmp_path):
     java = {"name": "rocketmq-client-java", "version": "4.9.8", "binding": ""}
     other_java = {"name": "rocketmq-client-java", "version": "4.9.7", "binding": ""}
-    records = [to_record(v) for v in VERDICTS]
-    records += [to_record(Verdict("SY-06", java, "conforms")), to_record(Verdict("SY-06", java, "conforms")),
-                to_record(Verdict("SB-09", java, "conforms")), to_record(Verdict("SB-09", other_java, "deviates"))]
+    verdicts = [*VERDICTS, Verdict("SY-06", java, "conforms"), Verdict("SB-09", java, "conforms"),
+                Verdict("SB-09", other_java, "deviates")]
+    assert format_matrix(verdicts)[2].startswith("rocketmq-client-java 4.9.8 (reference): 0 deviates, 2 conforms")
     (tmp_path / "run-1").mkdir()
-    (tmp_path / "run-1" / "conformance-local-main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = render_matrix(compute_matrix(read_verdict_records([tmp_path / "run-1"])))
+    lines = "".join(json.dumps(to_record(v)) + "\n" for v in verdicts)
+    (tmp_path / "run-1" / "conformance-local-main.jsonl").write_text(lines)
+    table = render_markdown_matrix(read_verdicts([tmp_path / "run-1"]))
     assert table.splitlines() == [
         "| client | CT-01 | SB-09 | SY-06 |", "|---|---|---|---|",
-        "| rocketmq-client-cpp 1.2.3 | n/a (1) | deviates (1) | conforms (1) |",
-        "| rocketmq-client-java 4.9.7 |  | deviates (1) |  |",
-        "| rocketmq-client-java 4.9.8 (reference) |  | conforms (1) | conforms (2) |",
+        "| rocketmq-client-cpp 1.2.3 | n/a | deviates | conforms |",
+        "| rocketmq-client-java 4.9.7 |  | deviates |  |",
+        "| rocketmq-client-java 4.9.8 (reference) |  | conforms | conforms |",
     ]
     assert main([str(tmp_path / "run-1")]) == 0
     assert main([str(tmp_path / "nowhere")]) == 2

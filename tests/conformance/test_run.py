@@ -39,6 +39,9 @@ class FakeBackend:
     def has_delayed(self):
         return False
 
+    def get_findings(self):
+        return []
+
 
 class FakeConsumer:
     """Pulls both queues of the topic when it starts, and consumes nothing."""

@@ -96,7 +96,8 @@ def test_a_client_that_does_what_the_model_predicts_conforms_and_breaks_the_cpp_
     run = run_of(workload, *retry_chain(["RECONSUME_LATER", "RECONSUME_LATER", "CONSUME_SUCCESS"], java=True,
                                         settings=settings), client=JAVA, settings=settings)
     verdicts = judge(run, predict(workload, settings))
-    assert {v.status for v in verdicts} == {"conforms"}, [v for v in verdicts if v.status != "conforms"]
+    judged = [v for v in verdicts if v.status != "not judged"]
+    assert {v.status for v in judged} == {"conforms"}, [v for v in judged if v.status != "conforms"]
     assert check_declarations(verdicts, run) == []
     as_cpp = [v.__class__(v.rule, {"name": "rocketmq-client-cpp", "version": "1.2.3"}, v.status) for v in verdicts]
     problems = check_declarations(as_cpp, run_of(workload, run.deliveries, run.requests, run.stored,

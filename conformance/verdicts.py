@@ -236,12 +236,29 @@ def predict_with_group_max(workload, settings: RunSettings) -> Prediction:
     return predict(workload, evolve(settings, max_reconsume_times=settings.retry_max_times))
 
 
+# SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b topic, l maxReconsumeTimes).
+SEND_CODES = {10: ("topic", "maxReconsumeTimes"), 310: ("b", "l")}
+
+
+def get_applied_max(run: Run) -> int:
+    """The maximum the broker applied to this client: the maxReconsumeTimes of its first send-back header, else of
+    its first own send to %RETRY% (an orderly give-up, or the fallback), else the group's retryMaxTimes."""
+    for request in run.requests:
+        if request.code == CONSUMER_SEND_MSG_BACK:
+            sent = request.fields.get("maxReconsumeTimes")
+        elif request.code in SEND_CODES and request.fields.get(SEND_CODES[request.code][0], "").startswith("%RETRY%"):
+            sent = request.fields.get(SEND_CODES[request.code][1])
+        else:
+            continue
+        if sent is not None:
+            return int(sent)
+    return run.settings.retry_max_times
+
+
 def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
     """[SY-04] [SY-05] [SY-06] [SY-09] [SY-10] properties' Ledger over the run, with the maximum the broker
-    applied (the header's maxReconsumeTimes, else the group's retryMaxTimes), plus SY-06's late bound."""
-    headers = run.get_requests(CONSUMER_SEND_MSG_BACK)
-    sent = headers[0].fields.get("maxReconsumeTimes") if headers else None
-    failures = check_invariants(run, int(sent) if sent is not None else run.settings.retry_max_times)
+    applied (get_applied_max), plus SY-06's late bound."""
+    failures = check_invariants(run, get_applied_max(run))
     late = get_late_retries(run)
     if late:
         failures.setdefault("SY-06", []).extend(late)

@@ -92,3 +92,23 @@ def test_a_listener_without_autocommit_that_never_commits_is_predicted_in_bounde
     prediction stops when the run would be quiet."""
     workload = Workload((MessageSpec("m0", "TagB", 2),), mode="orderly", auto_commit=False)
     assert predict(workload, SETTINGS).fates["m0"].fate == "consumed"
+
+
+@once
+@given(st.just(None))
+def test_an_orderly_give_up_is_judged_by_the_maximum_its_own_send_carried(_):
+    """An orderly consumer at maxReconsumeTimes 1 sends the message to %RETRY% itself (SEND_MESSAGE_V2, header l
+    = 1) and the broker dead-letters it: the maximum applied is the send's, not the group's retryMaxTimes 2."""
+    workload = Workload((MessageSpec("m0", None, 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), mode="orderly")
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT"),
+                  delivery(2, 1000.0, "m0", 100, 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT", seen=1)]
+    deliveries[1].message["reconsumeTimes"] = 1  # a local retry: the count lives in the client only
+    requests = [WireRequest(1010.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "1", "l": "1"})]
+    stored = [StoredCopy(1010.0, -1, "m0", 1, "%DLQ%G", 0, "fallback")]
+    settings = RunSettings(retry_max_times=2, max_reconsume_times=1)
+    run, verdicts, found = judge_java(workload, deliveries, requests, stored, settings)
+    assert found["SY-05"] == "conforms" and get_observed_fates(run)["m0"].fate == "dlq", found
+    assert predict(workload, settings).fates["m0"].fate == "dlq"
+    assert check_declarations(verdicts, run) == []
+    _, _, by_group = judge_java(workload, deliveries, requests[:0], stored, settings)
+    assert by_group["SY-05"] == "deviates"  # judged by the group's 2, the DLQ at r = 1 would be early

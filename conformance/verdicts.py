@@ -114,7 +114,10 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
 
 def get_swallowed(run: Run) -> list:
     """Deliveries that raised and were read as success: concurrently, the copy was not sent back; orderly, the
-    message was not delivered again."""
+    message was not delivered again. A BROADCASTING concurrently consumer drops a failure as it drops nothing
+    else (CC-09), so it shows none."""
+    if run.workload.model == "broadcasting" and run.workload.mode == "concurrently":
+        return []
     if run.workload.mode != "concurrently":
         last = {d.uniq_key: d for d in run.deliveries}
         return [d for d in last.values() if d.status == "EXCEPTION"]
@@ -129,8 +132,8 @@ def get_swallowed_keys(run: Run) -> set[str]:
 def get_exception_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-04] A listener that raises counts as RECONSUME_LATER: its copy is sent back (or retried)."""
     raised = [d for d in run.deliveries if d.status == "EXCEPTION"]
-    if not raised or run.workload.mode != "concurrently":
-        return None
+    if not raised or run.workload.mode != "concurrently" or run.workload.model == "broadcasting":
+        return None  # BROADCASTING: a failure is dropped, not sent back (CC-09), so a raise shows nothing here
     swallowed = [d.number for d in get_swallowed(run)]
     if swallowed:
         return "deviates", f"deliveries {swallowed} raised and were not sent back (read as CONSUME_SUCCESS)"

@@ -112,3 +112,19 @@ def test_an_orderly_give_up_is_judged_by_the_maximum_its_own_send_carried(_):
     assert check_declarations(verdicts, run) == []
     _, _, by_group = judge_java(workload, deliveries, requests[:0], stored, settings)
     assert by_group["SY-05"] == "deviates"  # judged by the group's 2, the DLQ at r = 1 would be early
+
+
+@once
+@given(st.just(None))
+def test_a_broadcasting_listener_that_raises_is_dropped_not_sent_back(_):
+    """CC-09: BROADCASTING drops a failed message, a raised one too, so CC-04 (a raise counts as
+    RECONSUME_LATER, hence a send-back) cannot show in BROADCASTING; found by a full run."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)), MessageSpec("m1")), model="broadcasting")
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION", start_time=True),
+                  delivery(2, 5.0, "m1", 200, 0, "CONSUME_SUCCESS", start_time=True)]
+    run, verdicts, found = judge_java(workload, deliveries)
+    assert "CC-04" not in found and found["CC-09"] == "conforms", found
+    assert "deviates" not in found.values() and check_declarations(verdicts, run) == []
+    clustering = Workload(workload.messages)
+    _, _, swallowed = judge_java(clustering, deliveries)
+    assert swallowed["CC-04"] == "deviates"  # in CLUSTERING the raise must be sent back

@@ -9,11 +9,16 @@ import signal
 import socket
 
 import pytest
+from attrs import evolve
 
+from conformance.backends.model import open_model_backend
 from conformance.clients import java
 from conformance.clients.java import JavaConsumer, StartRequest, find_adapter_processes, get_unavailable_reason
+from conformance.harness import SETTINGS, get_fresh_names
+from conformance.observe import CONSUMER_SEND_MSG_BACK
 from conformance.server.runner import run_server
 from conformance.settings import BrokerSettings, Faults
+from conformance.workload import MessageSpec, Workload
 from reports.run_context import SettingError
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120)]
@@ -101,3 +106,24 @@ def test_a_start_the_client_refuses_fails_at_once_with_its_reason(tmp_path):
     with pytest.raises(TimeoutError, match="start failed: .*RemotingConnectException"):
         consumer.start()
     assert find_adapter_processes() == []
+
+
+@needs_java
+def test_the_outcome_sets_the_concurrently_context_ack_index_and_delay_level(tmp_path):
+    """CONSUME_SUCCESS with ackIndex -1 fails the message (it is sent back); RECONSUME_LATER with delayLevel -1
+    asks the broker for the DLQ at once: both reach the wire as 4.9.8 sends them."""
+    group, instance = get_fresh_names("jctx")
+    settings = evolve(SETTINGS, group=group)
+    workload = Workload((MessageSpec("m0"),))
+    answers = [{"status": "CONSUME_SUCCESS", "ackIndex": -1}, {"status": "RECONSUME_LATER", "delayLevel": -1}]
+    with open_model_backend(settings, workload) as backend:
+        backend.produce("m0", None, 0, 0)
+        request = StartRequest(backend.namesrv, group, settings.topic, instance)
+        with JavaConsumer(request, lambda message, seen: answers[min(seen, 1)], log_dir=str(tmp_path)) as consumer:
+            sent = lambda: [r.fields for r in backend.get_requests() if r.code == CONSUMER_SEND_MSG_BACK]  # noqa: E731
+            assert consumer.wait_for(lambda found: len(found) >= 2 and len(sent()) >= 2, 30.0), consumer.errors
+        copies, headers = backend.get_stored_copies(), sent()
+    assert [(d.reconsume_times, d.status) for d in consumer.deliveries] == [(0, "CONSUME_SUCCESS"),
+                                                                          (1, "RECONSUME_LATER")]
+    assert [fields["delayLevel"] for fields in headers[:2]] == ["0", "-1"]
+    assert [copy.topic.startswith("%DLQ%") for copy in copies] == [False, True]

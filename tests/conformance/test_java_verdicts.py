@@ -4,12 +4,13 @@ mistake each test pins would make it deviate again."""
 
 from __future__ import annotations
 
+from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.observe import StoredCopy, WireRequest, get_observed_fates
 from conformance.predict import RunSettings, predict
-from conformance.verdicts import check_declarations, judge
+from conformance.verdicts import check_declarations, get_late_retries, judge
 from conformance.workload import Fault, MessageSpec, Workload
 from tests.conformance.test_verdicts import JAVA, delivery, once, run_of, send_back, statuses_of
 
@@ -128,3 +129,35 @@ def test_a_broadcasting_listener_that_raises_is_dropped_not_sent_back(_):
     clustering = Workload(workload.messages)
     _, _, swallowed = judge_java(clustering, deliveries)
     assert swallowed["CC-04"] == "deviates"  # in CLUSTERING the raise must be sent back
+
+
+def restarted_run(workload, deliveries, requests=(), stored=()):
+    return judge_java(workload, deliveries, requests, stored, RunSettings(retry_max_times=2, max_reconsume_times=2))
+
+
+@once
+@given(st.just(None))
+def test_a_copy_a_restarted_client_delivers_again_forks_the_lineage_and_is_judged_by_the_invariants_only(_):
+    """The first instance's offset of m0 was not persisted: the second delivers the original again beside the
+    retry, the script's answers fall on other deliveries, and the fate differs from the one-instance prediction."""
+    workload = Workload((MessageSpec("m0", None, 0, ("EXCEPTION", "NULL", "EXCEPTION")),), restart_after=2)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION", start_time=True),
+                  delivery(2, 1000.0, "m0", 200, 1, "NULL", origin=100, start_time=True, seen=1),
+                  delivery(3, 3000.0, "m0", 100, 0, "EXCEPTION", start_time=True, seen=2),
+                  delivery(4, 4000.0, "m0", 300, 1, "CONSUME_SUCCESS", origin=100, start_time=True, seen=3)]
+    requests = [send_back(10.0, 100, java=True), send_back(1010.0, 200, java=True), send_back(3010.0, 100, java=True)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3), StoredCopy(1010.0, 200, "m0", 2, "%RETRY%G", 4),
+              StoredCopy(3010.0, 100, "m0", 1, "%RETRY%G", 3)]
+    run, verdicts, found = restarted_run(workload, deliveries, requests, stored)
+    assert "DIFF" not in found and "deviates" not in found.values(), found
+
+
+def test_a_retry_due_while_the_restarted_client_was_away_is_due_when_it_pulls_again():
+    workload = Workload((MessageSpec("m0", None, 0, ("RECONSUME_LATER",)),), restart_after=1)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER", start_time=True),
+                  delivery(2, 5000.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, start_time=True)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)]
+    away = [WireRequest(20.0, 35, {}), WireRequest(4500.0, 11, {"topic": "TopicTest", "queueId": "0"})]
+    run = run_of(workload, deliveries, [send_back(10.0, 100, java=True), *away], stored, client=JAVA)
+    assert get_late_retries(run) == []
+    assert get_late_retries(evolve(run, requests=run.requests[:1])) == ["m0 r=1 at +3990 ms after due"]

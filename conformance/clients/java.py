@@ -51,8 +51,9 @@ VALID_CLASSPATH = (f"existing jars or directories joined by '{os.pathsep}' (a 'd
                    "one of them holding org.apache.rocketmq.client.consumer.DefaultMQPushConsumer")
 # The JVM starts in well under a second; the first start may also compile the adapter (a few seconds).
 JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Xmx256m")
-# The model-backed server listens on one port; the client's VIP channel (port - 2, RocketMQ's fastListenPort) would
-# reach nothing, so the inner producer's fallback send to %RETRY% would fail for a reason no broker has.
+# The model-backed server listens on one port; a client's VIP channel (port - 2, RocketMQ's fastListenPort) would
+# reach nothing, so the inner producer's fallback send to %RETRY% would fail for a reason no broker has. 4.9.8 has
+# it off by default (ClientConfig L61), older clients on: off for whatever version is on the classpath.
 CLIENT_PROPERTIES = ("-Dcom.rocketmq.sendMessageWithVIPChannel=false",)
 
 

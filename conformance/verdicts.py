@@ -299,12 +299,45 @@ def ignore_prediction(check):
     return lambda run, _prediction: check(run)
 
 
+def get_fault_verdict(kinds: tuple[str, ...], what: str):
+    """[CC-06] [CC-07] A send-back fault of `kinds` hit (no restart after it), and every message's reconsumeTimes
+    and fate are the 4.9.8 client's: `what` happened as it does (a deviation is the differential check's)."""
+
+    def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+        hit = [f for f in get_hit_faults(run) if f.kind in kinds]
+        if run.workload.mode != "concurrently" or run.workload.model != "clustering" or not hit \
+                or run.workload.restart_after is not None or get_differential_verdicts(run, prediction):
+            return None
+        return "conforms", f"{len(hit)} failed send-backs: {what}"
+
+    return check
+
+
+def get_orderly_answers_verdict(auto_commit: bool):
+    """[OR-05] [OR-06] An orderly listener answered COMMIT or ROLLBACK with autoCommit on (read as SUCCESS), or
+    turned autoCommit off, and every message's reconsumeTimes and fate are the 4.9.8 client's (a deviation is
+    the differential check's, filed under OR-07)."""
+
+    def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+        answers = {d.status for d in run.deliveries}
+        if run.workload.mode != "orderly" or run.workload.auto_commit is not auto_commit or not answers \
+                or (auto_commit and not answers & {"COMMIT", "ROLLBACK"}) or get_differential_verdicts(run, prediction):
+            return None
+        return "conforms", f"autoCommit {str(auto_commit).lower()}, answers {sorted(answers)} applied as 4.9.8 does"
+
+    return check
+
+
 CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
           "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
           "RB-05": lambda run, _p: get_persist_verdict(run),
           "CC-09": lambda run, _p: get_broadcasting_verdict(run),
           "SY-08": lambda run, _p: get_broadcasting_verdict(run),
           "OR-07": lambda run, _p: get_orderly_retry_verdict(run), "CFG-02": get_default_max_verdict,
+          "CC-06": get_fault_verdict(("send_back_error", "send_back_timeout", "broker_not_writeable"),
+                                     "each message came back as the 4.9.8 client's (fallback send, else local retry)"),
+          "CC-07": get_fault_verdict(("broker_not_writeable",), "the fallback failed too; retried locally 5 s later"),
+          "OR-05": get_orderly_answers_verdict(True), "OR-06": get_orderly_answers_verdict(False),
           **{rule: ignore_prediction(check) for rule, check in WIRE_CHECKS.items()}}
 
 

@@ -5,7 +5,7 @@ autoCommit off) and the client's own maxReconsumeTimes, each on a fresh model-ba
 The reference declares no deviation: any deviation fails with the shrunk workload and the wire trace.
 
 Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of at most conformance/run.py's RUN_LIMIT_S
-each and usually 3-6 s, so the env stays within 5 minutes on 2 cores. No shrinking: each attempt costs a real run
+each and usually 3-10 s, so the env stays within 5 minutes on 2 cores. No shrinking: each attempt costs a real run
 of seconds, so shrinking one failure would outlast the test's time limit and lose it; a drawn workload is small
 (at most MAX_MESSAGES messages of MAX_SCRIPT answers), and it is reported as drawn, with the wire trace.
 """

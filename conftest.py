@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
+from conformance.clients import java as java_client
 from properties.suite import check_environment, get_suite_config
 from reports import run_context
 
@@ -65,6 +66,7 @@ def pytest_configure(config):
         check_environment()
         check_hypothesis_profile()
         run_context.check_environment()
+        java_client.check_environment()
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     # RMQSPEC_HYPOTHESIS_SEED for every test; report files of Hypothesis observations when RMQSPEC_REPORTS=1.

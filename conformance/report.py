@@ -9,16 +9,25 @@ With RMQSPEC_REPORTS=1 every verdict becomes one JSON line in
 
 The step also calls Hypothesis `event(rule, "<client name> <version> <status>")`, so the OpenPBTStats lines the
 property reports already hold carry the rule id as their feature and the client and status as its payload.
+
+A client is labelled "<name> <version>", and "(reference)" when it is the client the model is (RocketMQ 4.9.8's
+Java client). `python -m conformance.report [RUN_DIR ...]` prints the rule x client matrix of the recorded verdicts
+under the given run directories (default: every run under RMQSPEC_REPORTS_DIR) as a Markdown table: a row per
+client, a column per rule, each cell the strongest status any run gave.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import threading
+from pathlib import Path
 
 from hypothesis import currently_in_test_context, event
 
 from conformance.deviations import get_declared
+from conformance.predict import JAVA_CLIENT
 from reports import run_context
 
 LOCK = threading.Lock()
@@ -40,14 +49,45 @@ def merge_statuses(verdicts) -> dict[tuple[str, str], dict[str, str]]:
     return merged
 
 
+def get_client_label(name: str, version: str) -> str:
+    """"<name> <version>", marked "(reference)" for the client the model is (predict.JAVA_CLIENT)."""
+    reference = (name, version) == (JAVA_CLIENT["name"], JAVA_CLIENT["version"])
+    return f"{name} {version}" + (" (reference)" if reference else "")
+
+
 def format_matrix(verdicts) -> list[str]:
     """One line per client: how many rules conform, deviate, are not applicable or not judged, and which deviate."""
     lines = []
     for (name, version), row in sorted(merge_statuses(verdicts).items()):
         counts = ", ".join(f"{sum(s == status for s in row.values())} {status}" for status in reversed(STRENGTH))
         deviating = " ".join(sorted(rule for rule, status in row.items() if status == "deviates")) or "none"
-        lines.append(f"{name} {version}: {counts}; deviating: {deviating}")
+        lines.append(f"{get_client_label(name, version)}: {counts}; deviating: {deviating}")
     return lines
+
+
+def render_markdown_matrix(verdicts) -> str:
+    """The rule x client matrix as a Markdown table: a row per client, a column per rule (n/a: not applicable)."""
+    merged = merge_statuses(verdicts)
+    rules = sorted({rule for row in merged.values() for rule in row})
+    lines = ["| client | " + " | ".join(rules) + " |", "|---|" + "---|" * len(rules)]
+    for (name, version), row in sorted(merged.items()):
+        cells = [row.get(rule, "").replace("not applicable", "n/a") for rule in rules]
+        lines.append(f"| {get_client_label(name, version)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def read_verdicts(run_dirs: list[Path]) -> list:
+    """The verdicts recorded under `run_dirs` (conformance-*.jsonl), as Verdict values."""
+    from conformance.verdicts import Verdict
+
+    verdicts = []
+    for run_dir in run_dirs:
+        for path in sorted(run_dir.glob("conformance-*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line) if line.strip() else {}
+                if record.get("type") == "conformance_verdict":
+                    verdicts.append(Verdict(record["rule"], record["client"], record["status"], record["detail"]))
+    return verdicts
 
 
 def get_report_path():
@@ -92,3 +132,24 @@ def record_verdicts(verdicts) -> None:
     lines = "".join(json.dumps(to_record(v), sort_keys=True) + "\n" for v in verdicts)
     with LOCK, path.open("a", encoding="utf-8") as out:
         out.write(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.report", description="the rule x client matrix")
+    parser.add_argument("run_dirs", nargs="*", type=Path, help="run directories (default: every run)")
+    args = parser.parse_args(argv)
+    run_dirs = args.run_dirs or sorted(p for p in run_context.get_reports_dir().glob("*") if p.is_dir())
+    missing = [str(p) for p in run_dirs if not p.is_dir()]
+    if missing:
+        print(f"no such run directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    verdicts = read_verdicts(run_dirs)
+    if not verdicts:
+        print("no conformance verdicts under " + (", ".join(map(str, run_dirs)) or "no run"), file=sys.stderr)
+        return 1
+    print(render_markdown_matrix(verdicts), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

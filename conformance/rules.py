@@ -39,6 +39,8 @@ JUDGED: dict[str, str] = {
     "SY-10": "properties' Ledger at quiescence",
     "OR-04": "fates against the model: a raising orderly listener suspends",
     "OR-07": "orderly local retries count reconsumeTimes; fates against the model",
+    "OR-05": "fates against the model when an orderly listener answers COMMIT or ROLLBACK with autoCommit on",
+    "OR-06": "fates against the model when an orderly listener turns autoCommit off",
     "OR-13": "deliveries of each queue in offset order",
 }
 
@@ -84,8 +86,6 @@ NOT_JUDGED: dict[str, str] = {
     "OR-01": "the server does not record the lock answer's body",
     "OR-02": "a request consumes up to 60 s before resubmitting; " + LONG,
     "OR-03": INTERNAL,
-    "OR-05": NOT_DRAWN + " (autoCommit, COMMIT, ROLLBACK)",
-    "OR-06": NOT_DRAWN + " (autoCommit false)",
     "OR-08": "judged through the fates (OR-07) only",
     "OR-09": "the give-up send's broker half; judged through the fates (OR-07) only",
     "OR-10": INTERNAL,

@@ -20,6 +20,9 @@ from conformance.workload import Workload
 # A run is over when nothing happened for QUIET_S (longer than one delay level of the compressed table plus a
 # pull round trip) and the broker holds no delayed copy; or at the latest after RUN_LIMIT_S.
 QUIET_S = 2.5
+# After a send-back that failed (no SUCCESS answer) the run is quiet only this long after it: a 4.9.8 client whose
+# fallback send failed too consumes the message again locally 5 s later (CC-07, submitConsumeRequestLater).
+LOCAL_RETRY_QUIET_S = 6.0
 RUN_LIMIT_S = 45.0
 # A started client pulls each queue within a second or two (route, heartbeat, rebalance).
 READY_LIMIT_S = 15.0
@@ -67,13 +70,15 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
     on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
-        sent_back = sum(r.code == CONSUMER_SEND_MSG_BACK for r in backend.get_requests())
-        now = (sum(len(c.deliveries) for c in consumers), sent_back)
+        sent_back = [r for r in backend.get_requests() if r.code == CONSUMER_SEND_MSG_BACK]
+        now = (sum(len(c.deliveries) for c in consumers), len(sent_back))
         if deliveries is not None and now[0] >= deliveries:
             return
+        failed = [r.time_ms / 1000.0 for r in sent_back if r.response_code != 0]
         if now != seen:
             seen, quiet_since = now, time.monotonic()
-        elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed():
+        elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed() \
+                and time.monotonic() - max(failed, default=0.0) >= LOCAL_RETRY_QUIET_S:
             return
         time.sleep(POLL_S)
 
@@ -91,6 +96,12 @@ def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, 
     return False
 
 
+def get_client_config(settings: RunSettings) -> dict:
+    """The start request's client configuration: the modelled client's maxReconsumeTimes when the run sets one
+    (-1 is the client's default, as in DefaultMQPushConsumer)."""
+    return {} if settings.max_reconsume_times == -1 else {"maxReconsumeTimes": settings.max_reconsume_times}
+
+
 def produce_workload(backend: Backend, workload: Workload, settings: RunSettings) -> None:
     for index, spec in enumerate(workload.messages):
         backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
@@ -103,7 +114,8 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
     A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
     once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
     messages are produced first, and the broker's first answer to QUERY_CONSUMER_OFFSET starts it at 0."""
-    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model)
+    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model,
+                           get_client_config(settings))
     script, started = workload.make_script(), time.monotonic()
     broadcasting = workload.model == "broadcasting"
     if not broadcasting:

@@ -16,7 +16,7 @@ from attrs import evolve, frozen
 from conformance.deviations import DECLARED, NOT_APPLICABLE, get_declared, get_hit_faults
 from conformance.observe import (
     CONSUMER_SEND_MSG_BACK,
-    SUCCESS_STATUSES,
+    PULL_MESSAGE,
     UPDATE_CONSUMER_OFFSET,
     Run,
     check_invariants,
@@ -76,6 +76,11 @@ def get_default_max_verdict(run: Run, prediction: Prediction) -> tuple[str, str]
     return "conforms", f"maxReconsumeTimes {prediction.max_reconsume_times} on every send-back"
 
 
+# Orderly answers that make the message consume again with reconsumeTimes + 1 (checkReconsumeTimes); a ROLLBACK
+# (autoCommit off) puts the taken messages back unchanged, and a success may be taken again after a ROLLBACK.
+ORDERLY_RETRY_STATUSES = frozenset({"SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION", "NULL"})
+
+
 def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
     """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between)."""
     if run.workload.mode != "orderly" or run.workload.restart_after is not None:
@@ -83,32 +88,37 @@ def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
     previous, flat = {}, []
     for d in run.deliveries:
         before = previous.get(d.uniq_key)
-        if before is not None and d.reconsume_times <= before:
+        if before is not None and before.status in ORDERLY_RETRY_STATUSES \
+                and d.reconsume_times <= before.reconsume_times:
             flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
-        previous[d.uniq_key] = d.reconsume_times
+        previous[d.uniq_key] = d
     if flat:
         return "deviates", "; ".join(flat)
     return ("conforms", "every local retry counted") if any(d.seen_before for d in run.deliveries) else None
 
 
 def get_batch_verdict(run: Run) -> tuple[str, str] | None:
-    """[CC-02] Only failed deliveries are sent back: never a copy the listener accepted or never saw."""
+    """[CC-02] Only failed deliveries are sent back: never a copy the listener accepted or never saw. A copy
+    delivered again after a restart is judged by its last delivery before the send-back."""
     requests = run.get_requests(CONSUMER_SEND_MSG_BACK)
     if not requests:
         return None
-    status_by_offset = {d.message["commitLogOffset"]: d.status for d in run.deliveries}
     wrong = []
     for request in requests:
         offset = int(request.fields.get("offset", -1))
-        status = status_by_offset.get(offset)
-        if status is None or status in SUCCESS_STATUSES:
+        before = [d for d in run.deliveries if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms]
+        status = before[-1].status if before else None
+        if status is None or run.workload.is_success(status):
             wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")
     return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
 
 
 def get_swallowed(run: Run) -> list:
     """Deliveries that raised and were read as success: concurrently, the copy was not sent back; orderly, the
-    message was not delivered again."""
+    message was not delivered again. A BROADCASTING concurrently consumer drops a failure as it drops nothing
+    else (CC-09), so it shows none."""
+    if run.workload.model == "broadcasting" and run.workload.mode == "concurrently":
+        return []
     if run.workload.mode != "concurrently":
         last = {d.uniq_key: d for d in run.deliveries}
         return [d for d in last.values() if d.status == "EXCEPTION"]
@@ -123,8 +133,8 @@ def get_swallowed_keys(run: Run) -> set[str]:
 def get_exception_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-04] A listener that raises counts as RECONSUME_LATER: its copy is sent back (or retried)."""
     raised = [d for d in run.deliveries if d.status == "EXCEPTION"]
-    if not raised or run.workload.mode != "concurrently":
-        return None
+    if not raised or run.workload.mode != "concurrently" or run.workload.model == "broadcasting":
+        return None  # BROADCASTING: a failure is dropped, not sent back (CC-09), so a raise shows nothing here
     swallowed = [d.number for d in get_swallowed(run)]
     if swallowed:
         return "deviates", f"deliveries {swallowed} raised and were not sent back (read as CONSUME_SUCCESS)"
@@ -144,7 +154,7 @@ def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
 
 def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-09] [SY-08] BROADCASTING drops a failed message: no send-back, no second delivery."""
-    failed = [d for d in run.deliveries if d.status not in SUCCESS_STATUSES]
+    failed = [d for d in run.deliveries if not run.workload.is_success(d.status)]
     if run.workload.model != "broadcasting" or run.workload.mode != "concurrently" or not failed:
         return None
     sent = len(run.get_requests(CONSUMER_SEND_MSG_BACK))
@@ -165,14 +175,33 @@ def get_persist_verdict(run: Run) -> tuple[str, str] | None:
     return "conforms", f"{len(updates)} one-way UPDATE_CONSUMER_OFFSET"
 
 
+UNREGISTER_CLIENT = 35
+
+
+def get_restart_gap(run: Run) -> tuple[float, float] | None:
+    """While the restarted client was away: from the first instance's first UNREGISTER_CLIENT to the first pull
+    after it (the second instance pulling); None without a restart."""
+    if run.workload.restart_after is None:
+        return None
+    stops = [r.time_ms for r in run.requests if r.code == UNREGISTER_CLIENT]
+    if not stops:
+        return None
+    pulls = [r.time_ms for r in run.requests if r.code == PULL_MESSAGE and r.time_ms > stops[0]]
+    return stops[0], pulls[0] if pulls else float("inf")
+
+
 def get_late_retries(run: Run) -> list[str]:
-    """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS."""
+    """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS; one due while a restarted client
+    was away is due when it pulls again."""
     delays = compute_delays_ms(run.settings.message_delay_level)
     due_by_copy = {(c.key, c.reconsume_times): c.time_ms + delays[c.delay_level - 1]
                    for c in run.stored if not c.topic.startswith("%DLQ%") and c.delay_level > 0}
+    gap = get_restart_gap(run)
     late = []
     for d in run.deliveries:
         due = due_by_copy.pop((d.uniq_key, d.reconsume_times), None)
+        if due is not None and gap is not None and due < gap[1] and d.time_ms >= gap[0]:
+            due = gap[1]  # due before the second instance pulled, delivered by it
         if due is not None and d.time_ms > due + LATE_BOUND_MS:
             late.append(f"{d.uniq_key} r={d.reconsume_times} at +{d.time_ms - due:.0f} ms after due")
     return late
@@ -201,7 +230,7 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
         elif run.workload.mode == "orderly":
             rule = "OR-07"
-        elif not seen.reconsume_times and any(d.status not in SUCCESS_STATUSES for d in run.deliveries):
+        elif not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):
             rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
         else:
             if adjusted is None:
@@ -216,9 +245,16 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
 
 def is_same_outcome(run: Run, seen, expected) -> bool:
     """Same fate, and — unless the client restarted, which may deliver again what it had not committed — the
-    same reconsumeTimes sequence."""
+    same reconsumeTimes sequence. A restarted BROADCASTING instance starts a queue it had stored no offset for at
+    the queue's end [RB-04], so a message stored there meanwhile may never be delivered; and a copy a restarted
+    client delivered again (the same reconsumeTimes twice: its offset was not persisted, RB-06) forks the
+    message's lineage, so its outcome script's answers fall on other deliveries than the prediction's. Both depend
+    on timing the prediction (one instance throughout) does not model: such a message is judged by the Ledger's
+    invariants only."""
     if run.workload.restart_after is not None:
-        return seen.fate == expected.fate
+        skipped = run.workload.model == "broadcasting" and not seen.reconsume_times and expected.fate == "consumed"
+        forked = len(set(seen.reconsume_times)) < len(seen.reconsume_times)
+        return skipped or forked or seen.fate == expected.fate
     return (seen.reconsume_times, seen.fate) == (expected.reconsume_times, expected.fate)
 
 
@@ -227,12 +263,29 @@ def predict_with_group_max(workload, settings: RunSettings) -> Prediction:
     return predict(workload, evolve(settings, max_reconsume_times=settings.retry_max_times))
 
 
+# SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b topic, l maxReconsumeTimes).
+SEND_CODES = {10: ("topic", "maxReconsumeTimes"), 310: ("b", "l")}
+
+
+def get_applied_max(run: Run) -> int:
+    """The maximum the broker applied to this client: the maxReconsumeTimes of its first send-back header, else of
+    its first own send to %RETRY% (an orderly give-up, or the fallback), else the group's retryMaxTimes."""
+    for request in run.requests:
+        if request.code == CONSUMER_SEND_MSG_BACK:
+            sent = request.fields.get("maxReconsumeTimes")
+        elif request.code in SEND_CODES and request.fields.get(SEND_CODES[request.code][0], "").startswith("%RETRY%"):
+            sent = request.fields.get(SEND_CODES[request.code][1])
+        else:
+            continue
+        if sent is not None:
+            return int(sent)
+    return run.settings.retry_max_times
+
+
 def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
     """[SY-04] [SY-05] [SY-06] [SY-09] [SY-10] properties' Ledger over the run, with the maximum the broker
-    applied (the header's maxReconsumeTimes, else the group's retryMaxTimes), plus SY-06's late bound."""
-    headers = run.get_requests(CONSUMER_SEND_MSG_BACK)
-    sent = headers[0].fields.get("maxReconsumeTimes") if headers else None
-    failures = check_invariants(run, int(sent) if sent is not None else run.settings.retry_max_times)
+    applied (get_applied_max), plus SY-06's late bound."""
+    failures = check_invariants(run, get_applied_max(run))
     late = get_late_retries(run)
     if late:
         failures.setdefault("SY-06", []).extend(late)
@@ -246,12 +299,45 @@ def ignore_prediction(check):
     return lambda run, _prediction: check(run)
 
 
+def get_fault_verdict(kinds: tuple[str, ...], what: str):
+    """[CC-06] [CC-07] A send-back fault of `kinds` hit (no restart after it), and every message's reconsumeTimes
+    and fate are the 4.9.8 client's: `what` happened as it does (a deviation is the differential check's)."""
+
+    def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+        hit = [f for f in get_hit_faults(run) if f.kind in kinds]
+        if run.workload.mode != "concurrently" or run.workload.model != "clustering" or not hit \
+                or run.workload.restart_after is not None or get_differential_verdicts(run, prediction):
+            return None
+        return "conforms", f"{len(hit)} failed send-backs: {what}"
+
+    return check
+
+
+def get_orderly_answers_verdict(auto_commit: bool):
+    """[OR-05] [OR-06] An orderly listener answered COMMIT or ROLLBACK with autoCommit on (read as SUCCESS), or
+    turned autoCommit off, and every message's reconsumeTimes and fate are the 4.9.8 client's (a deviation is
+    the differential check's, filed under OR-07)."""
+
+    def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+        answers = {d.status for d in run.deliveries}
+        if run.workload.mode != "orderly" or run.workload.auto_commit is not auto_commit or not answers \
+                or (auto_commit and not answers & {"COMMIT", "ROLLBACK"}) or get_differential_verdicts(run, prediction):
+            return None
+        return "conforms", f"autoCommit {str(auto_commit).lower()}, answers {sorted(answers)} applied as 4.9.8 does"
+
+    return check
+
+
 CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdict(run),
           "CC-04": lambda run, _p: get_exception_verdict(run), "CC-05": lambda run, _p: get_listener_view_verdict(run),
           "RB-05": lambda run, _p: get_persist_verdict(run),
           "CC-09": lambda run, _p: get_broadcasting_verdict(run),
           "SY-08": lambda run, _p: get_broadcasting_verdict(run),
           "OR-07": lambda run, _p: get_orderly_retry_verdict(run), "CFG-02": get_default_max_verdict,
+          "CC-06": get_fault_verdict(("send_back_error", "send_back_timeout", "broker_not_writeable"),
+                                     "each message came back as the 4.9.8 client's (fallback send, else local retry)"),
+          "CC-07": get_fault_verdict(("broker_not_writeable",), "the fallback failed too; retried locally 5 s later"),
+          "OR-05": get_orderly_answers_verdict(True), "OR-06": get_orderly_answers_verdict(False),
           **{rule: ignore_prediction(check) for rule, check in WIRE_CHECKS.items()}}
 
 

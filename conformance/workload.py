@@ -18,6 +18,10 @@ TAGS = ("TagA", "TagB", None)
 # Listener outcomes by consume mode. A delivery past the end of its script succeeds.
 CONCURRENTLY_STATUSES = ("CONSUME_SUCCESS", "RECONSUME_LATER", "EXCEPTION")
 ORDERLY_STATUSES = ("SUCCESS", "SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION")
+# Every answer a Java listener can give (DefaultMQPushConsumer's API): NULL returns null; COMMIT and ROLLBACK are
+# the orderly answers of a listener that turned autoCommit off (with autoCommit on they count as SUCCESS).
+ALL_CONCURRENTLY_STATUSES = (*CONCURRENTLY_STATUSES, "NULL")
+ALL_ORDERLY_STATUSES = (*ORDERLY_STATUSES, "NULL", "COMMIT", "ROLLBACK")
 SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
 
 # Faults the model-backed broker injects. A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery
@@ -61,20 +65,31 @@ class Workload:
     model: str = "clustering"
     # Restart the client after this many deliveries (None: never).
     restart_after: int | None = None
+    # Orderly: the listener leaves ConsumeOrderlyContext.autoCommit as it is (True) or turns it off in every call.
+    auto_commit: bool = True
     spec_by_key: dict = field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "spec_by_key", {m.key: m for m in self.messages})
 
+    def is_success(self, status: str) -> bool:
+        """Whether the client takes this answer as consumed: with autoCommit an orderly ROLLBACK (and COMMIT) is
+        read as SUCCESS ("we think you want to ack these message", ConsumeMessageOrderlyService 4.9.8 L282-L289)."""
+        return status in SUCCESS_STATUSES or (self.mode == "orderly" and self.auto_commit and status == "ROLLBACK")
+
     def get_status(self, key: str, delivery: int) -> str:
+        """The answer to `key`'s delivery number `delivery`; past its script, the mode's success."""
         spec = self.spec_by_key.get(key)
-        return "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+        status = "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+        return "SUCCESS" if status == "CONSUME_SUCCESS" and self.mode == "orderly" else status
 
     def make_script(self):
-        """The outcome script a client driver calls: (message record, deliveries before this one) -> status."""
+        """The outcome script a client driver calls: (message record, deliveries before this one) -> status, or
+        the outcome's fields (status and context settings) where the workload sets a context field."""
 
-        def script(message: dict, seen: int) -> str:
-            return self.get_status(message["properties"].get("UNIQ_KEY", ""), seen)
+        def script(message: dict, seen: int) -> str | dict:
+            status = self.get_status(message["properties"].get("UNIQ_KEY", ""), seen)
+            return status if self.auto_commit else {"status": status, "autoCommit": False}
 
         return script
 
@@ -86,8 +101,9 @@ class Workload:
         return None
 
 
-def message_specs(mode: str, *, max_delay_level: int = 2) -> st.SearchStrategy[tuple[MessageSpec, ...]]:
-    statuses = ORDERLY_STATUSES if mode == "orderly" else CONCURRENTLY_STATUSES
+def message_specs(mode: str, *, max_delay_level: int = 2,
+                  statuses: tuple[str, ...] | None = None) -> st.SearchStrategy[tuple[MessageSpec, ...]]:
+    statuses = statuses or (ORDERLY_STATUSES if mode == "orderly" else CONCURRENTLY_STATUSES)
     one = st.tuples(st.sampled_from(TAGS), st.integers(0, max_delay_level),
                     st.lists(st.sampled_from(statuses), max_size=MAX_SCRIPT).map(tuple))
     return st.lists(one, min_size=1, max_size=MAX_MESSAGES).map(
@@ -102,12 +118,15 @@ def faults(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[Fault, ...]]:
 
 @st.composite
 def workloads(draw, mode: str = "concurrently", *, model: str = "clustering", with_faults: bool = True,
-              with_restart: bool = True) -> Workload:
-    """A workload for one fresh server, group and client instance."""
-    messages = draw(message_specs(mode))
+              with_restart: bool = True, statuses: tuple[str, ...] | None = None,
+              auto_commit: st.SearchStrategy[bool] | None = None) -> Workload:
+    """A workload for one fresh server, group and client instance; `statuses` the listener's answers to draw
+    from (the mode's common ones by default), `auto_commit` whether an orderly listener keeps autoCommit."""
+    messages = draw(message_specs(mode, statuses=statuses))
     drawn_faults = draw(faults(tuple(m.key for m in messages))) if with_faults else ()
     restart = draw(st.none() | st.integers(1, 4)) if with_restart else None
-    return Workload(messages, drawn_faults, mode, model, restart)
+    keep = draw(auto_commit) if mode == "orderly" and auto_commit is not None else True
+    return Workload(messages, drawn_faults, mode, model, restart, keep)
 
 
 def poison_workload(retries: int) -> Workload:

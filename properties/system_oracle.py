@@ -155,12 +155,17 @@ class Ledger:
     def on_SendBackOutcome(self, o: SendBackOutcome):
         self.send_backs += 1
         if not self.config.is_clustering:
-            # cleanExpiredMsg does not look at the message model (PQ 4.9.8 L79-L131): a timed-out message is sent
-            # back even when BROADCASTING; a failed one never is.
-            assert "CT-02" in o.rules, "[SY-08] a BROADCASTING consumer sent a failed message back"
-            self.broadcast_timeouts += 1
+            # cleanExpiredMsg does not look at the message model (PQ 4.9.8 L79-L131), nor does an orderly
+            # consumer's give-up send at maxReconsumeTimes (OR-09, CMOS 4.9.8 L358-L398): both send a message back
+            # even when BROADCASTING; a failed concurrently consumed one never is.
+            sent_by_design = "CT-02" in o.rules or o.path == "orderly"
+            assert sent_by_design, "[SY-08] a BROADCASTING consumer sent a failed message back"
             mark("SY-08")
-            mark("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
+            if o.path == "orderly":
+                mark("SY-08 broadcasting: an orderly consumer's give-up send at maxReconsumeTimes")
+            else:
+                self.broadcast_timeouts += 1
+                mark("SY-08 broadcasting: cleanExpiredMsg sent a timed-out message back")
         key, stored = o.message.uniq_key, o.stored
         if o.path == "fallback" and o.message.get_property(PROPERTY_ORIGIN_MESSAGE_ID) is None:
             if not self.config.profile.fallback_keeps_origin_message_id:

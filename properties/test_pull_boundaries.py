@@ -28,7 +28,7 @@ def test_the_queue_end_is_no_new_message_and_one_past_it_is_illegal(stored, arou
     system = create_system(Config(), ("c1",), topic_queue_nums=1)
     system, _ = run(system, *[Produce(f"m{i}") for i in range(stored)])
     offset = stored + around
-    status, found, _next = get_broker_pull(system, Q0, offset)
+    status, found, _next = get_broker_pull(system.broker, Q0, offset, 0, None, system.config.pull_batch_size)
     event("PL-04")
     if offset < 0 or offset > stored:
         assert status == "OFFSET_ILLEGAL"

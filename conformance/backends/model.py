@@ -15,6 +15,8 @@ import itertools
 import time
 
 from conformance.codec.codes import RequestCode
+from conformance.codec.headers import decode_send_header
+from conformance.codec.message import decode_properties
 from conformance.observe import StoredCopy, WireRequest
 from conformance.predict import RunSettings
 from conformance.server.runner import run_server
@@ -42,6 +44,8 @@ class ModelBackend:
     def __init__(self, runner, settings: RunSettings, workload: Workload):
         self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
         self.pulls = itertools.count()
+        # Keys whose last send-back the broker refused as not writeable: their fallback sends are refused too.
+        self.read_only_keys: set[str] = set()
         self.started_ms = time.monotonic() * 1000 - self.server.now()
         self.server.faults.script = self.get_fault_kind
         self.namesrv = self.server.namesrv_addr
@@ -52,13 +56,26 @@ class ModelBackend:
             number = next(self.pulls)
             return "pull_error" if any(f.kind == "pull_error" and f.delivery == number
                                        for f in self.workload.faults) else None
+        if request.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
+            return self.get_fallback_fault_kind(request)
         if request.code != RequestCode.CONSUMER_SEND_MSG_BACK:
             return None
         message = server.adapter.broker.store.look_message_by_offset(int(request.header("offset", "-1")))
         if message is None:
             return None
         fault = self.workload.get_send_back_fault(message.uniq_key, message.reconsume_times)
-        return None if fault is None else fault.kind
+        kind = None if fault is None else fault.kind
+        (self.read_only_keys.add if kind == "broker_not_writeable" else self.read_only_keys.discard)(message.uniq_key)
+        return kind
+
+    def get_fallback_fault_kind(self, request) -> str | None:
+        """A broker that is not writeable refuses the client's own sends to %RETRY% of a message whose send-back
+        it refused as well (the Java client's fallback and its producer's retries of it)."""
+        fields = decode_send_header(request.ext_fields or {}, request.code == RequestCode.SEND_MESSAGE_V2)
+        if not fields.get("topic", "").startswith("%RETRY%"):
+            return None
+        key = decode_properties(fields.get("properties") or "").get("UNIQ_KEY", "")
+        return "broker_not_writeable" if key in self.read_only_keys else None
 
     def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
         properties = {"UNIQ_KEY": key, **({"TAGS": tags} if tags else {}),
@@ -90,9 +107,14 @@ class ModelBackend:
         return requests
 
     def get_stored_copies(self) -> list[StoredCopy]:
-        sent_back = self.runner.call(lambda: list(self.server.adapter.sent_back))
+        """What each send-back stored, and each fallback send to %RETRY% (no offset: it carries the message)."""
+        sent_back, retry_sent = self.runner.call(
+            lambda: (list(self.server.adapter.sent_back), list(self.server.adapter.retry_sent)))
+        copies = [(at, offset, copy, "rpc") for at, offset, copy in sent_back]
+        copies += [(at, -1, copy, "fallback") for at, copy in retry_sent]
         return [StoredCopy(self.started_ms + at, offset, copy.uniq_key, copy.reconsume_times,
-                           get_destination(copy), copy.delay_time_level) for at, offset, copy in sent_back]
+                           get_destination(copy), copy.delay_time_level, path)
+                for at, offset, copy, path in sorted(copies, key=lambda entry: entry[0])]
 
     def get_findings(self) -> list[dict]:
         return self.runner.call(lambda: list(self.server.findings))

@@ -52,6 +52,9 @@ class BrokerAdapter:
     rng: random.Random = attrs.field(factory=lambda: random.Random(0))
     # What each successful CONSUMER_SEND_MSG_BACK stored: (model time, the commit-log offset it named, the copy).
     sent_back: list = attrs.field(factory=list)
+    # What each successful send to a %RETRY% topic stored (a Java client's fallback after a failed send-back,
+    # DefaultMQPushConsumerImpl.sendMessageBack): (model time, the copy).
+    retry_sent: list = attrs.field(factory=list)
 
     def ensure_topic(self, topic: str) -> TopicConfig:
         existing = self.broker.topics.get(topic)
@@ -79,6 +82,8 @@ class BrokerAdapter:
             self.ensure_topic(topic)  # autoCreateTopicEnable, as the server's settings say
         self.broker, result = on_send_message(self.broker, self.config, message, header, now,
                                               self.rng.randrange(RANDOM_BOUND))
+        if is_retry_topic(topic) and result.stored is not None:
+            self.retry_sent.append((now, result.stored))
         stored = None if result.stored is None else self.to_wire(result.stored)
         return result.code.value, result.remark, stored, result.rules
 

@@ -108,6 +108,8 @@ async def search_offset(server, request: RemotingCommand) -> RemotingCommand:
 
 
 async def send_message(server, request: RemotingCommand) -> RemotingCommand:
+    if server.faults.get_kind(server, request) == "broker_not_writeable":
+        return make_response(request, Rs.NO_PERMISSION, "injected fault: the broker is not writeable")
     fields = decode_send_header(request.ext_fields, request.code == Rq.SEND_MESSAGE_V2)
     header = (optional_int(fields, "reconsumeTimes"), optional_int(fields, "maxReconsumeTimes"))
     code, remark, stored, _rules = server.adapter.send(

@@ -19,6 +19,7 @@ BAD_SETTINGS = [
     ("RMQSPEC_REPORTS", "maybe", "yes"),
     ("RMQSPEC_RUN_ID", "2026-01-21T19:56:01", "letters, digits"),
     ("RMQSPEC_HYPOTHESIS_SEED", "seven", "integer"),
+    ("RMQSPEC_JAVA_CLIENT_CLASSPATH", "/no/rocketmq-client.jar", "DefaultMQPushConsumer"),
 ]
 
 

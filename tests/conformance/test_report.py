@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from conformance.harness import SETTINGS, judge_run
 from conformance.observe import Run
-from conformance.report import format_matrix, merge_statuses, record_verdicts
+from conformance.report import (
+    format_matrix,
+    main,
+    merge_statuses,
+    read_verdicts,
+    record_verdicts,
+    render_markdown_matrix,
+    to_record,
+)
 from conformance.verdicts import Verdict
 from conformance.workload import Workload
 
@@ -82,3 +90,23 @@ def test_a_server_fault_fails_the_run_and_an_unsupported_request_is_only_recorde
                for line in path.read_text().splitlines()]
     found = [(r["kind"], r["code"]) for r in records if r["type"] == "conformance_finding"]
     assert sorted(found) == [("handler-error", 11), ("unsupported-request", 9999), ("unsupported-request", 9999)]
+
+
+def test_the_matrix_marks_the_reference_and_reads_the_recorded_verdicts_of_every_client(tmp_path):
+    java = {"name": "rocketmq-client-java", "version": "4.9.8", "binding": ""}
+    other_java = {"name": "rocketmq-client-java", "version": "4.9.7", "binding": ""}
+    verdicts = [*VERDICTS, Verdict("SY-06", java, "conforms"), Verdict("SB-09", java, "conforms"),
+                Verdict("SB-09", other_java, "deviates")]
+    assert format_matrix(verdicts)[2].startswith("rocketmq-client-java 4.9.8 (reference): 0 deviates, 2 conforms")
+    (tmp_path / "run-1").mkdir()
+    lines = "".join(json.dumps(to_record(v)) + "\n" for v in verdicts)
+    (tmp_path / "run-1" / "conformance-local-main.jsonl").write_text(lines)
+    table = render_markdown_matrix(read_verdicts([tmp_path / "run-1"]))
+    assert table.splitlines() == [
+        "| client | CT-01 | SB-09 | SY-06 |", "|---|---|---|---|",
+        "| rocketmq-client-cpp 1.2.3 | n/a | deviates | conforms |",
+        "| rocketmq-client-java 4.9.7 |  | deviates |  |",
+        "| rocketmq-client-java 4.9.8 (reference) |  | conforms | conforms |",
+    ]
+    assert main([str(tmp_path / "run-1")]) == 0
+    assert main([str(tmp_path / "nowhere")]) == 2

@@ -1,0 +1,163 @@
+"""What the reference (RocketMQ's Java client 4.9.8) showed the harness had wrong, each as a hand-written run of
+what the wire and the listener showed (conformance/clients/java.md lists them): every one conforms now, and the
+mistake each test pins would make it deviate again."""
+
+from __future__ import annotations
+
+from attrs import evolve
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.observe import StoredCopy, WireRequest, get_observed_fates
+from conformance.predict import RunSettings, predict
+from conformance.verdicts import check_declarations, get_late_retries, judge
+from conformance.workload import Fault, MessageSpec, Workload
+from tests.conformance.test_verdicts import JAVA, delivery, once, run_of, send_back, statuses_of
+
+SETTINGS = RunSettings(retry_max_times=2)
+SEND_MESSAGE_V2 = 310
+
+
+def judge_java(workload, deliveries, requests=(), stored=(), settings=SETTINGS):
+    run = run_of(workload, deliveries, requests, stored, client=JAVA, settings=settings)
+    verdicts = judge(run, predict(workload, settings))
+    return run, verdicts, statuses_of(verdicts)
+
+
+@once
+@given(st.just(None))
+def test_a_failed_send_back_followed_by_the_clients_own_send_to_retry_is_the_fallback(_):
+    """DefaultMQPushConsumerImpl.sendMessageBack 4.9.8: the RPC fails, the inner producer sends the copy to
+    %RETRY% with DELAY 3 + r and RECONSUME_TIME r + 1, and the retry comes one delay later. Before the observer
+    knew the fallback, the retry had no due time (SY-06 "due None")."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),), (Fault("send_back_error"),))
+    first = delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER", start_time=True)
+    retry = delivery(2, 1100.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, start_time=True)
+    retry.message["properties"].pop("ORIGIN_MESSAGE_ID")  # the fallback loses it in 4.9.8 (apache/rocketmq#4050)
+    requests = [send_back(10.0, 100, code=1, java=True), WireRequest(12.0, SEND_MESSAGE_V2, {"b": "%RETRY%G"})]
+    stored = [StoredCopy(12.0, -1, "m0", 1, "%RETRY%G", 3, "fallback")]
+    run, verdicts, found = judge_java(workload, [first, retry], requests, stored)
+    assert found["SY-06"] == "conforms" and found["SY-10"] == "conforms", found
+    assert get_observed_fates(run)["m0"].fate == "consumed"
+    assert check_declarations(verdicts, run) == []
+    _, _, without = judge_java(workload, [first, retry], requests, [])
+    assert without["SY-06"] == "deviates"  # a retry with no send-back that stored it
+
+
+@once
+@given(st.just(None))
+def test_a_restarted_broadcasting_instance_may_skip_what_arrived_where_it_stored_no_offset(_):
+    """RB-04: a BROADCASTING instance with no offset in offsets.json starts the queue at its end, so m1, stored
+    while the first instance was stopping, is never delivered; SY-10 is CLUSTERING's promise only."""
+    workload = Workload((MessageSpec("m0"), MessageSpec("m1", delay_level=1)), model="broadcasting",
+                        restart_after=1)
+    run, verdicts, found = judge_java(workload, [delivery(1, 0.0, "m0", 100, 0, "CONSUME_SUCCESS", start_time=True)])
+    assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
+    assert check_declarations(verdicts, run) == []
+    clustering = Workload(workload.messages, restart_after=1)
+    _, _, lost = judge_java(clustering, [delivery(1, 0.0, "m0", 100, 0, "CONSUME_SUCCESS", start_time=True)])
+    assert lost["SY-10"] == "deviates"  # CLUSTERING still promises it
+
+
+@once
+@given(st.just(None))
+def test_a_copy_sent_back_then_delivered_again_after_a_restart_was_sent_back_for_its_failure(_):
+    """The stop raced the offset update: the original came again after the restart and succeeded; its send-back
+    followed the failed delivery, which is what CC-02 asks."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)),), restart_after=1)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION", start_time=True),
+                  delivery(2, 3000.0, "m0", 100, 0, "CONSUME_SUCCESS", start_time=True, seen=1)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)]
+    run, verdicts, found = judge_java(workload, deliveries, [send_back(10.0, 100, java=True)], stored)
+    assert found["CC-02"] == "conforms", found
+
+
+@once
+@given(st.just(None))
+def test_an_orderly_rollback_with_autocommit_is_a_success_and_without_it_a_retry_at_the_same_count(_):
+    """ConsumeMessageOrderlyService.processConsumeResult 4.9.8: with autoCommit a ROLLBACK is read as SUCCESS;
+    without it, ROLLBACK puts the batch back and it comes again with reconsumeTimes unchanged (no + 1)."""
+    acked = Workload((MessageSpec("m0", None, 0, ("ROLLBACK",)),), mode="orderly")
+    run, verdicts, found = judge_java(acked, [delivery(1, 0.0, "m0", 100, 0, "ROLLBACK")])
+    assert get_observed_fates(run)["m0"].fate == "consumed" == predict(acked, SETTINGS).fates["m0"].fate
+    assert "deviates" not in found.values(), found
+    rolled = Workload((MessageSpec("m0", None, 0, ("ROLLBACK", "COMMIT")),), mode="orderly", auto_commit=False)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "ROLLBACK"), delivery(2, 1000.0, "m0", 100, 0, "COMMIT", seen=1)]
+    run, verdicts, found = judge_java(rolled, deliveries)
+    assert found["OR-07"] == "conforms" and "deviates" not in found.values(), found
+    assert predict(rolled, SETTINGS).fates["m0"].reconsume_times == (0, 0)
+
+
+def test_a_listener_without_autocommit_that_never_commits_is_predicted_in_bounded_time():
+    """The model's drain waits for every offset to be persisted, which never happens without a COMMIT; the
+    prediction stops when the run would be quiet."""
+    workload = Workload((MessageSpec("m0", "TagB", 2),), mode="orderly", auto_commit=False)
+    assert predict(workload, SETTINGS).fates["m0"].fate == "consumed"
+
+
+@once
+@given(st.just(None))
+def test_an_orderly_give_up_is_judged_by_the_maximum_its_own_send_carried(_):
+    """An orderly consumer at maxReconsumeTimes 1 sends the message to %RETRY% itself (SEND_MESSAGE_V2, header l
+    = 1) and the broker dead-letters it: the maximum applied is the send's, not the group's retryMaxTimes 2."""
+    workload = Workload((MessageSpec("m0", None, 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), mode="orderly")
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT"),
+                  delivery(2, 1000.0, "m0", 100, 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT", seen=1)]
+    deliveries[1].message["reconsumeTimes"] = 1  # a local retry: the count lives in the client only
+    requests = [WireRequest(1010.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "1", "l": "1"})]
+    stored = [StoredCopy(1010.0, -1, "m0", 1, "%DLQ%G", 0, "fallback")]
+    settings = RunSettings(retry_max_times=2, max_reconsume_times=1)
+    run, verdicts, found = judge_java(workload, deliveries, requests, stored, settings)
+    assert found["SY-05"] == "conforms" and get_observed_fates(run)["m0"].fate == "dlq", found
+    assert predict(workload, settings).fates["m0"].fate == "dlq"
+    assert check_declarations(verdicts, run) == []
+    _, _, by_group = judge_java(workload, deliveries, requests[:0], stored, settings)
+    assert by_group["SY-05"] == "deviates"  # judged by the group's 2, the DLQ at r = 1 would be early
+
+
+@once
+@given(st.just(None))
+def test_a_broadcasting_listener_that_raises_is_dropped_not_sent_back(_):
+    """CC-09: BROADCASTING drops a failed message, a raised one too, so CC-04 (a raise counts as
+    RECONSUME_LATER, hence a send-back) cannot show in BROADCASTING; found by a full run."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)), MessageSpec("m1")), model="broadcasting")
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION", start_time=True),
+                  delivery(2, 5.0, "m1", 200, 0, "CONSUME_SUCCESS", start_time=True)]
+    run, verdicts, found = judge_java(workload, deliveries)
+    assert "CC-04" not in found and found["CC-09"] == "conforms", found
+    assert "deviates" not in found.values() and check_declarations(verdicts, run) == []
+    clustering = Workload(workload.messages)
+    _, _, swallowed = judge_java(clustering, deliveries)
+    assert swallowed["CC-04"] == "deviates"  # in CLUSTERING the raise must be sent back
+
+
+def restarted_run(workload, deliveries, requests=(), stored=()):
+    return judge_java(workload, deliveries, requests, stored, RunSettings(retry_max_times=2, max_reconsume_times=2))
+
+
+@once
+@given(st.just(None))
+def test_a_copy_a_restarted_client_delivers_again_forks_the_lineage_and_is_judged_by_the_invariants_only(_):
+    """The first instance's offset of m0 was not persisted: the second delivers the original again beside the
+    retry, the script's answers fall on other deliveries, and the fate differs from the one-instance prediction."""
+    workload = Workload((MessageSpec("m0", None, 0, ("EXCEPTION", "NULL", "EXCEPTION")),), restart_after=2)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "EXCEPTION", start_time=True),
+                  delivery(2, 1000.0, "m0", 200, 1, "NULL", origin=100, start_time=True, seen=1),
+                  delivery(3, 3000.0, "m0", 100, 0, "EXCEPTION", start_time=True, seen=2),
+                  delivery(4, 4000.0, "m0", 300, 1, "CONSUME_SUCCESS", origin=100, start_time=True, seen=3)]
+    requests = [send_back(10.0, 100, java=True), send_back(1010.0, 200, java=True), send_back(3010.0, 100, java=True)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3), StoredCopy(1010.0, 200, "m0", 2, "%RETRY%G", 4),
+              StoredCopy(3010.0, 100, "m0", 1, "%RETRY%G", 3)]
+    run, verdicts, found = restarted_run(workload, deliveries, requests, stored)
+    assert "DIFF" not in found and "deviates" not in found.values(), found
+
+
+def test_a_retry_due_while_the_restarted_client_was_away_is_due_when_it_pulls_again():
+    workload = Workload((MessageSpec("m0", None, 0, ("RECONSUME_LATER",)),), restart_after=1)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER", start_time=True),
+                  delivery(2, 5000.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, start_time=True)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)]
+    away = [WireRequest(20.0, 35, {}), WireRequest(4500.0, 11, {"topic": "TopicTest", "queueId": "0"})]
+    run = run_of(workload, deliveries, [send_back(10.0, 100, java=True), *away], stored, client=JAVA)
+    assert get_late_retries(run) == []
+    assert get_late_retries(evolve(run, requests=run.requests[:1])) == ["m0 r=1 at +3990 ms after due"]

@@ -23,7 +23,9 @@ from collections.abc import Callable
 
 from attrs import evolve, field, frozen
 
-STOP_TIMEOUT_S = 15.0
+# Longer than the broker's 15 s hold of a long-polling pull: a client's shutdown may wait for its held pull to
+# return (rocketmq-client-cpp's orderly consumer did, on a loaded machine, and was killed at 15 s).
+STOP_TIMEOUT_S = 25.0
 SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
 STDERR_TAIL = 2000
 

@@ -28,12 +28,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import REPEATS, print_rates  # noqa: E402
-from model.broker import Broker  # noqa: E402
-from model.config import Config  # noqa: E402
-from model.message import create_message  # noqa: E402
-from model.records import evolve  # noqa: E402
-from model.schedule import process_schedule_until  # noqa: E402
-from model.store import put_message  # noqa: E402
+from model.broker.delay_timer import process_schedule_until  # noqa: E402
+from model.broker.state import Broker  # noqa: E402
+from model.broker.store import put_message  # noqa: E402
+from model.values.config import Config  # noqa: E402
+from model.values.message import create_message  # noqa: E402
+from model.values.records import evolve  # noqa: E402
 
 
 def run(count: int, seed: int = 7) -> tuple[int, float, float]:

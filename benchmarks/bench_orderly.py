@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.cluster import CompleteConsume, Produce  # noqa: E402
-from model.config import Config  # noqa: E402
-from model.drain import drain  # noqa: E402
-from model.orderly import OrderlyResult, OrderlyStatus  # noqa: E402
-from model.system import create_system, step  # noqa: E402
+from model.client.orderly import OrderlyResult, OrderlyStatus  # noqa: E402
+from model.system.drain import drain  # noqa: E402
+from model.system.events import CompleteConsume, Produce  # noqa: E402
+from model.system.step import create_system, step  # noqa: E402
+from model.values.config import Config  # noqa: E402
 
 
 def listener(request):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.message import Message  # noqa: E402
-from model.process_queue import create_process_queue, put_message, remove_message  # noqa: E402
+from model.client.process_queue import create_process_queue, put_message, remove_message  # noqa: E402
+from model.values.message import Message  # noqa: E402
 
 BATCH = 32
 CYCLES = 300

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from reports import job  # noqa: E402
-from reports.schema import compact_observation, make_run_line  # noqa: E402
+from reports.report_format import compact_observation, make_run_line  # noqa: E402
 
 LINES_PER_WRITER = 25_000
 CONFIGS = [

@@ -17,12 +17,13 @@ from attrs import evolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.broker import create_broker
-from model.config import Config
-from model.message import create_message
-from model.retry_send import compute_fallback_retry_message, on_send_retry_message
-from model.send_back import compute_send_back_request, on_consumer_send_msg_back
-from model.store import put_message
+from model.broker.retry_send import on_send_retry_message
+from model.broker.send_back import compute_send_back_request, on_consumer_send_msg_back
+from model.broker.state import create_broker
+from model.broker.store import put_message
+from model.client.retry_message import compute_fallback_retry_message
+from model.values.config import Config
+from model.values.message import create_message
 
 
 def run_send_backs(config: Config, messages: int) -> tuple[int, float]:

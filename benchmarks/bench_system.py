@@ -22,10 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import REPEATS, print_rates  # noqa: E402
-from model.cluster import CompleteConsume, ConsumeStatus, ListenerResult, Produce  # noqa: E402
-from model.config import Config  # noqa: E402
-from model.drain import drain  # noqa: E402
-from model.system import create_system, step  # noqa: E402
+from model.client.listener import ConsumeStatus, ListenerResult  # noqa: E402
+from model.system.drain import drain  # noqa: E402
+from model.system.events import CompleteConsume, Produce  # noqa: E402
+from model.system.step import create_system, step  # noqa: E402
+from model.values.config import Config  # noqa: E402
 
 # The two answers, built once: the listener is the benchmark's own code, and its cost is counted in the rate.
 SUCCESS, LATER = ListenerResult(ConsumeStatus.CONSUME_SUCCESS), ListenerResult(ConsumeStatus.RECONSUME_LATER)

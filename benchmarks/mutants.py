@@ -19,6 +19,7 @@ none over 30 s. The unmutated copy runs first: a suite that fails on its own kil
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -104,14 +105,32 @@ def apply_mutant(copy: Path, mutant: Mutant) -> str | None:
     return None
 
 
-def order_test_files(copy: Path, mutated: str | None) -> list[str]:
-    """properties/ test files, those citing most of the mutated module's rule ids first (stable otherwise)."""
+def get_function_rules(text: str, line: int) -> set[str]:
+    """The rule ids in the docstring of the innermost function around `line` of a module's `text`."""
+    rules: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= node.end_lineno:
+            rules = set(RULE_TAG.findall(ast.get_docstring(node) or ""))  # ast.walk reaches inner ones later
+    return rules
+
+
+def order_test_files(copy: Path, mutant: Mutant | None) -> list[str]:
+    """properties/ test files: first those citing the rules of the mutated function, smallest (most focused)
+    first; then those citing most of the mutated module's rule ids (stable otherwise)."""
     files = sorted(p.relative_to(copy).as_posix() for p in (copy / "properties").glob("test_*.py"))
-    if mutated is None:
+    if mutant is None:
         return files
-    rules = set(RULE_TAG.findall((copy / mutated).read_text(encoding="utf-8")))
-    score = {f: len(rules & set(RULE_ID.findall((copy / f).read_text(encoding="utf-8")))) for f in files}
-    return sorted(files, key=lambda f: -score[f])
+    text = (copy / mutant.file).read_text(encoding="utf-8")
+    line = text[:max(text.find(mutant.new), 0)].count("\n") + 1
+    function_rules, module_rules = get_function_rules(text, line), set(RULE_TAG.findall(text))
+    cited = {f: set(RULE_ID.findall((copy / f).read_text(encoding="utf-8"))) for f in files}
+    sizes = {f: (copy / f).stat().st_size for f in files}
+
+    def key(f: str) -> tuple:
+        focused = bool(function_rules & cited[f])
+        return (not focused, sizes[f] if focused else 0, -len(module_rules & cited[f]))
+
+    return sorted(files, key=key)
 
 
 def run_suite(copy: Path, test_files: list[str], timeout: float) -> tuple[dict | None, float]:
@@ -148,7 +167,7 @@ def measure_mutant(mutant: Mutant | None, files: list[str], timeout: float) -> O
             why = apply_mutant(copy, mutant)
             if why:
                 return Outcome(mutant, "not-applied", test=why)
-        result, wall = run_suite(copy, order_test_files(copy, mutant and mutant.file), timeout)
+        result, wall = run_suite(copy, order_test_files(copy, mutant), timeout)
     if mutant is None:
         return result
     if result is None:

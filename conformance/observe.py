@@ -15,19 +15,12 @@ from collections import defaultdict
 import immutables
 from attrs import frozen
 
-from model.cluster import (
-    GROUP,
-    TOPIC,
-    ConsumeProcessed,
-    ConsumeStatus,
-    DlqArrival,
-    ListenerInvoked,
-    OffsetUpdated,
-    Produced,
-    SendBackOutcome,
-)
-from model.config import Config
-from model.message import (
+from model.broker.commit_log import compute_log_record
+from model.client.listener import ConsumeStatus
+from model.client.observations import ConsumeProcessed, DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
+from model.system.observations import Produced
+from model.values.config import Config
+from model.values.message import (
     PROPERTY_DELAY_TIME_LEVEL,
     SCHEDULE_TOPIC,
     Message,
@@ -37,7 +30,7 @@ from model.message import (
     get_dlq_topic,
     get_retry_topic,
 )
-from model.store import compute_log_record
+from model.values.names import GROUP, TOPIC
 from properties.system_oracle import Ledger
 
 # Request codes (RequestCode of RocketMQ 4.9.8) the observer reads.

@@ -12,26 +12,18 @@ from collections import defaultdict
 
 from attrs import frozen
 
-from model.cluster import (
-    Advance,
-    CompleteConsume,
-    ConsumeProcessed,
-    ConsumeRequest,
-    ConsumeStatus,
-    DlqArrival,
-    ListenerInvoked,
-    ListenerResult,
-    Produce,
-    SendBackOutcome,
-)
-from model.config import Config, get_max_reconsume_times
-from model.drain import drain
-from model.errors import IllegalTransition
-from model.message import PROPERTY_REAL_TOPIC, is_dlq_topic
-from model.orderly import OrderlyResult, OrderlyStatus
-from model.orderly_service import OrderlyProcessed
-from model.send_back import compute_send_back_request
-from model.system import create_system, step
+from model.broker.send_back import compute_send_back_request
+from model.client.consumer import ConsumeRequest
+from model.client.listener import ConsumeStatus, ListenerResult
+from model.client.observations import ConsumeProcessed, DlqArrival, ListenerInvoked, SendBackOutcome
+from model.client.orderly import OrderlyResult, OrderlyStatus
+from model.client.orderly_service import OrderlyProcessed
+from model.system.drain import drain
+from model.system.events import Advance, CompleteConsume, Produce
+from model.system.step import create_system, step
+from model.values.config import Config, get_max_reconsume_times
+from model.values.errors import IllegalTransition
+from model.values.message import PROPERTY_REAL_TOPIC, is_dlq_topic
 
 FATES = ("consumed", "dlq", "lost")
 JAVA_CLIENT = {"name": "rocketmq-client-java", "version": "4.9.8", "language": "JAVA"}

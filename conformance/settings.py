@@ -1,7 +1,7 @@
 """The broker settings table both backends apply (the model as Config, a real broker through broker.conf).
 
 `message_delay_level` uses RocketMQ's own syntax: whole numbers with a unit s, m, h or d. RocketMQ has no
-millisecond unit and neither has the model's parser (model.delay_levels.parse_delay_level), so the compressed
+millisecond unit and neither has the model's parser (model.values.delay_levels.parse_delay_level), so the compressed
 table for tests is one second per level (COMPRESSED_DELAY_LEVEL), not 100 ms.
 """
 

@@ -22,12 +22,12 @@ from conformance.backends.broker_client import BrokerClient
 from conformance.codec.message import StoredMessage
 from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
 from differential.steps import GROUP_SETTINGS
-from model.broker import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, TopicConfig, create_broker
-from model.config import Config
-from model.message import Message
-from model.retry_send import on_send_retry_message
-from model.send_back import SendBackRequest, on_consumer_send_msg_back
-from model.store import put_message
+from model.broker.retry_send import on_send_retry_message
+from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.state import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, TopicConfig, create_broker
+from model.broker.store import put_message
+from model.values.config import Config
+from model.values.message import Message
 
 NOW = 60_000
 DROPPED = frozenset({"CLUSTER"})

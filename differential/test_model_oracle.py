@@ -17,12 +17,12 @@ from conformance.backends.broker_client import BrokerClient, get_locked_queue_id
 from conformance.backends.settings_table import DELAY_LEVELS, DELAY_SECONDS
 from differential import model_oracle as oracle
 from differential.example import Names, Run, find_deliveries
-from model.broker import commit_offset, query_offset
-from model.message import Message, MessageQueue
-from model.queue_locks import on_lock_batch, on_unlock_batch
-from model.records import evolve
-from model.schedule import process_schedule_until
-from model.store import put_message
+from model.broker.consumer_offsets import commit_offset, query_offset
+from model.broker.delay_timer import process_schedule_until
+from model.broker.locks import on_lock_batch, on_unlock_batch
+from model.broker.store import put_message
+from model.values.message import Message, MessageQueue
+from model.values.records import evolve
 
 NOW = oracle.NOW
 CONFIG = oracle.get_config(DELAY_LEVELS, DELAY_SECONDS)

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pytest
 
-from model.config import Config
+from model.values.config import Config
 from properties.suite import get_suite_config
 
 T = TypeVar("T")

@@ -1,19 +1,21 @@
 """Strategies and an independent broker builder for the properties of spec/02-send-back.md.
 
-The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from model/profiles.py, so the
-oracles in the tests stay independent of the model's profile flags.
+The version tables below are copied from the reference (§4.2, §4.4, §8.2), not read from
+model/values/profiles.py, so the oracles in the tests stay independent of the model's profile flags.
 """
 
 from __future__ import annotations
 
 from attrs import evolve, frozen
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
-from model.append_log import EMPTY_LOG
-from model.broker import Broker, QueueLock, SubscriptionGroupConfig, TopicConfig
-from model.message import Message, MessageQueue, compute_message_id
-from model.store import Store, compute_log_record
+from model.broker.commit_log import compute_log_record
+from model.broker.locks import QueueLock
+from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
+from model.broker.store import Store
+from model.values.append_log import EMPTY_LOG
+from model.values.message import Message, MessageQueue, compute_message_id
 
 VERSIONS = ("4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop")
 # §4.2 / §8.2: 4.9.2+ clears DELAY in the send-back DLQ branch and creates the DLQ topic readable.
@@ -54,7 +56,7 @@ class BrokerCase:
         topics = {t.topic_name: t for t in (self.retry_topic, self.dlq_topic) if t is not None}
         groups = {GROUP: self.group} if self.group is not None else {}
         locks = {(GROUP, MessageQueue("T", 0)): self.lock} if self.lock is not None else {}
-        broker = Broker(perm=self.broker_perm, topics=pmap(topics), groups=pmap(groups), queue_locks=pmap(locks))
+        broker = Broker(perm=self.broker_perm, topics=Map(topics), groups=Map(groups), queue_locks=Map(locks))
         return broker if stored is None else with_only_stored(broker, stored)
 
 
@@ -91,7 +93,7 @@ def stored_messages(draw) -> Message:
         if value is not None:
             properties[key] = value
     return Message(topic=draw(st.sampled_from(["T", RETRY_TOPIC])), body=draw(st.binary(max_size=8)),
-                   tags="tagA", properties=pmap(properties), queue_id=draw(st.integers(0, 3)),
+                   tags="tagA", properties=Map(properties), queue_id=draw(st.integers(0, 3)),
                    queue_offset=draw(st.integers(0, 100)), commit_log_offset=offset,
                    msg_id=compute_message_id(offset), reconsume_times=draw(st.integers(0, 20)),
                    flag=draw(st.integers(0, 7)), born_timestamp=draw(st.integers(0, 10**6)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.system import step
+from model.system.step import step
 
 
 def run(system, *events):

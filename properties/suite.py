@@ -14,8 +14,8 @@ import os
 
 from attrs import evolve
 
-from model.config import Config
-from model.errors import ConfigError
+from model.values.config import Config
+from model.values.errors import ConfigError
 
 RETRY_PRESETS = {
     "default": {},

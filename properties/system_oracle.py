@@ -7,19 +7,17 @@ from collections import defaultdict
 
 from hypothesis import currently_in_test_context, event
 
-from model.cluster import (
-    TOPIC,
+from model.client.observations import (
     ConsumeProcessed,
     DlqArrival,
     ListenerInvoked,
-    Livelock,
     OffsetCommitted,
     OffsetUpdated,
-    Produced,
     SendBackOutcome,
 )
-from model.config import get_max_reconsume_times
-from model.message import (
+from model.system.observations import Livelock, Produced
+from model.values.config import get_max_reconsume_times
+from model.values.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
     PROPERTY_REAL_TOPIC,
     PROPERTY_RETRY_TOPIC,
@@ -27,8 +25,12 @@ from model.message import (
     is_dlq_topic,
     is_retry_topic,
 )
+from model.values.names import TOPIC
 
-DELAYS_MS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200]
+# The reference's default messageDelayLevel "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h", in ms,
+# written out here rather than parsed by the model, so that the Ledger's retry timing stays independent of it.
+DEFAULT_DELAYS_MS = [seconds * 1000 for seconds in (1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600,
+                                                    1200, 1800, 3600, 7200)]
 
 
 # The handler of each observation type (None: not recorded), looked up once per type.
@@ -49,7 +51,7 @@ class Ledger:
         """`delays_ms`: the broker's delay table in ms, level 1 first, when it is not the reference's default (the
         conformance harness runs a real client against a broker with a compressed table)."""
         self.config = config
-        self.delays_ms = [seconds * 1000 for seconds in DELAYS_MS] if delays_ms is None else list(delays_ms)
+        self.delays_ms = list(DEFAULT_DELAYS_MS if delays_ms is None else delays_ms)
         self.subscription = subscription
         self.max_times = get_max_reconsume_times(config)
         self.produced = {}

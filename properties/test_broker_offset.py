@@ -7,9 +7,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.cluster import Advance, CompleteConsume, Crash, DeliverOneway, OffsetCommitted, Produce, SetMembers
-from model.config import Config
-from model.system import create_system, step
+from model.client.observations import OffsetCommitted
+from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, Produce, SetMembers
+from model.system.step import create_system, step
+from model.values.config import Config
 
 TICKS = st.sampled_from([1, 5_000, 10_000, 20_000]).map(lambda ms: ("tick", ms))
 COMMON = [st.just(("produce",)), st.just(("complete",)), TICKS, st.integers(0, 3).map(lambda i: ("deliver", i))]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.config import Config, ConsumeMode, compute_suspend_millis, get_max_reconsume_times
-from model.delay_levels import TIME_UNIT_MILLIS, parse_delay_level
-from model.errors import ConfigError
-from model.profiles import PROFILES, Profile
+from model.values.config import Config, ConsumeMode, compute_suspend_millis, get_max_reconsume_times
+from model.values.delay_levels import TIME_UNIT_MILLIS, parse_delay_level
+from model.values.errors import ConfigError
+from model.values.profiles import PROFILES, Profile
 
 # Copied from the reference's constants table (§1.8, §10), not from the model.
 ROCKETMQ_DEFAULTS = {

@@ -5,33 +5,20 @@ from __future__ import annotations
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 
-from model.broker import query_offset
-from model.cluster import (
-    GROUP,
-    TOPIC,
-    Advance,
-    CompleteConsume,
-    ConsumeStatus,
-    Crash,
-    DeliverOneway,
-    DlqArrival,
-    ExpireQueueHead,
-    ListenerInvoked,
-    ListenerResult,
-    Produce,
-    PullObserved,
-    SendBackOutcome,
-    SetMembers,
-)
-from model.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
-from model.config import Config, ConsumeMode, MessageModel
-from model.consume_service import get_consume_service
-from model.drain import compute_capped_result, drain
-from model.message import MessageQueue, java_string_hash
-from model.orderly_service import ORDERLY_SERVICE
-from model.profiles import PROFILES
-from model.rebalance import compute_allocation, get_subscribed_queues
-from model.system import create_system
+from model.broker.consumer_offsets import query_offset
+from model.client.concurrently import CONCURRENTLY_SERVICE, compute_ack_index
+from model.client.consume_mode import get_consume_service
+from model.client.listener import ConsumeStatus, ListenerResult
+from model.client.observations import DlqArrival, ListenerInvoked, PullObserved, SendBackOutcome
+from model.client.orderly_service import ORDERLY_SERVICE
+from model.client.rebalance import compute_allocation, get_subscribed_queues
+from model.system.drain import compute_capped_result, drain
+from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
+from model.system.step import create_system
+from model.values.config import Config, ConsumeMode, MessageModel
+from model.values.message import MessageQueue, java_string_hash
+from model.values.names import GROUP, TOPIC
+from model.values.profiles import PROFILES
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)

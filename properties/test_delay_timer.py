@@ -12,10 +12,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from model.broker import Broker
-from model.config import Config
-from model.message import create_message
-from model.schedule import (
+from model.broker.delay_timer import (
     compute_corrected_delay_offset,
     get_level_offset,
     get_next_schedule_time,
@@ -23,7 +20,10 @@ from model.schedule import (
     on_schedule_timer,
     process_schedule_until,
 )
-from model.store import put_message
+from model.broker.state import Broker
+from model.broker.store import put_message
+from model.values.config import Config
+from model.values.message import create_message
 from properties.test_store import REFERENCE_DELAY_SECONDS
 
 MAX_LEVEL = 18

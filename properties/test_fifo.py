@@ -1,11 +1,11 @@
-"""model.fifo.Fifo behaves as a list under append, delete-at-index, indexing, iteration and equality."""
+"""model.values.fifo.Fifo behaves as a list under append, delete-at-index, indexing, iteration and equality."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.fifo import Fifo
+from model.values.fifo import Fifo
 
 OPERATIONS = st.lists(st.one_of(st.tuples(st.just("append"), st.integers(0, 9)),
                                 st.tuples(st.just("delete"), st.integers(0, 40))), max_size=40)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.cluster import TOPIC
-from model.config import Config
-from model.message import Message, MessageQueue
-from model.process_queue import MIB, create_process_queue, put_message
-from model.pull import compute_flow_control
-from model.records import evolve
-from model.system import create_system
+from model.client.process_queue import MIB, create_process_queue, put_message
+from model.client.pull import compute_flow_control
+from model.system.step import create_system
+from model.values.config import Config
+from model.values.message import Message, MessageQueue
+from model.values.names import TOPIC
+from model.values.records import evolve
 
 Q0 = MessageQueue(TOPIC, 0)
 AROUND = st.sampled_from((-1, 0, 1))

@@ -8,24 +8,17 @@ from __future__ import annotations
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from model.cluster import (
-    TOPIC,
-    Advance,
-    CompleteConsume,
-    Crash,
-    DeliverOneway,
-    ExpireQueueHead,
-    Livelock,
-    OffsetIllegalFix,
-    Produce,
-    PullObserved,
-    SetMembers,
-)
-from model.config import Config
-from model.message import MessageQueue
-from model.profiles import PROFILES, get_profile
-from model.system import MAX_TRANSITIONS_PER_INSTANT, create_system
-from model.timers import get_sorted_heap_items
+from model.client.observations import PullObserved
+from model.client.timer_items import OffsetIllegalFix
+from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
+from model.system.observations import Livelock
+from model.system.scheduler import MAX_TRANSITIONS_PER_INSTANT
+from model.system.step import create_system
+from model.values.config import Config
+from model.values.message import MessageQueue
+from model.values.names import TOPIC
+from model.values.profiles import PROFILES, get_profile
+from model.values.timer_heap import get_sorted_heap_items
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)

@@ -9,15 +9,16 @@ import immutables
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.broker import BROKER_LOCK_MAX_LIVE_TIME, create_broker
-from model.cluster import GROUP, TOPIC
-from model.config import Config, ConsumeMode, MessageModel
-from model.message import MessageQueue
-from model.offset_store import create_offset_store, get_offset
-from model.orderly import Step, process_gate, process_store_commit
-from model.process_queue import REBALANCE_LOCK_MAX_LIVE_TIME, create_process_queue
-from model.queue_locks import on_lock_batch, process_lock_all
-from model.records import evolve
+from model.broker.locks import BROKER_LOCK_MAX_LIVE_TIME, on_lock_batch
+from model.broker.state import create_broker
+from model.client.offset_store import create_offset_store, get_offset
+from model.client.orderly import Step, process_gate, process_store_commit
+from model.client.process_queue import REBALANCE_LOCK_MAX_LIVE_TIME, create_process_queue
+from model.client.queue_locks import process_lock_all
+from model.values.config import Config, ConsumeMode, MessageModel
+from model.values.message import MessageQueue
+from model.values.names import GROUP, TOPIC
+from model.values.records import evolve
 
 QUEUES = 4
 MQS = [MessageQueue(TOPIC, q) for q in range(QUEUES)]

@@ -7,11 +7,9 @@ from hypothesis import event, find, given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from model.broker import Broker, commit_offset, query_offset
-from model.config import Config
-from model.errors import IllegalTransition
-from model.message import MessageQueue
-from model.offset_store import (
+from model.broker.consumer_offsets import commit_offset, query_offset
+from model.broker.state import Broker
+from model.client.offset_store import (
     FetchError,
     OffsetStoreKind,
     ReadOffsetType,
@@ -24,7 +22,10 @@ from model.offset_store import (
     update_and_freeze_offset,
     update_offset,
 )
-from model.profiles import PROFILES
+from model.values.config import Config
+from model.values.errors import IllegalTransition
+from model.values.message import MessageQueue
+from model.values.profiles import PROFILES
 
 MQS = [MessageQueue("TopicA", queue_id) for queue_id in range(3)]
 MEMORY, STORE = ReadOffsetType.READ_FROM_MEMORY, ReadOffsetType.READ_FROM_STORE

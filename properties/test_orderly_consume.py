@@ -1,6 +1,6 @@
 """Properties of spec/12-orderly.md for one ConsumeRequest: gate, takeMessages, listener outcomes, local retry.
 
-Expected values come from the reference's §3 table (written out below as `EXPECTED`), not from model/orderly.py.
+Expected values come from the reference's §3 table (written out below as `EXPECTED`), not from model/client/orderly.py.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from attrs import evolve
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.broker import create_broker
-from model.config import Config, MessageModel
-from model.message import Message, MessageQueue
-from model.offset_store import create_offset_store, get_offset, update_offset
-from model.orderly import (
+from model.broker.locks import on_lock_batch
+from model.broker.state import create_broker
+from model.client.offset_store import create_offset_store, get_offset, update_offset
+from model.client.orderly import (
     OrderlyStatus,
     Step,
     process_consume_result,
@@ -22,9 +21,10 @@ from model.orderly import (
     process_store_commit,
     process_take,
 )
-from model.orderly_rebalance import process_remove_queue
-from model.process_queue import create_process_queue, put_message
-from model.queue_locks import on_lock_batch
+from model.client.orderly_rebalance import process_remove_queue
+from model.client.process_queue import create_process_queue, put_message
+from model.values.config import Config, MessageModel
+from model.values.message import Message, MessageQueue
 from properties.suite import get_suite_config
 
 GROUP, TOPIC = "g", "t"

@@ -1,7 +1,7 @@
 """The retry bound of spec/12-orderly.md (OR-15) and its refutation by upstream issue #6163 on profile 5.0.0.
 
 A poison message (the listener always suspends) in an orderly CLUSTERING consumer with maxReconsumeTimes = N must
-be delivered at most N + 1 times and then reach %DLQ%<group>. The driver runs the whole system (model/system.py):
+be delivered at most N + 1 times and then reach %DLQ%<group>. The driver runs the whole system (model/system/step.py):
 local retries on the topic's queue, the give-up send, the broker's delay timer (4.9 parks even the DLQ copy there)
 and — when the broker stores the give-up in %RETRY%<group> instead of the DLQ — its redelivery from the retry queue
 once the timer moves it back.
@@ -18,12 +18,14 @@ import pytest
 from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 
-from model.cluster import CompleteConsume, DlqArrival, ListenerInvoked, Produce
-from model.config import Config
-from model.orderly import OrderlyResult, OrderlyStatus
-from model.profiles import PROFILES
-from model.pull import wake_parked_pulls
-from model.system import create_system, get_next_time, process_next, step
+from model.client.observations import DlqArrival, ListenerInvoked
+from model.client.orderly import OrderlyResult, OrderlyStatus
+from model.client.pull import wake_parked_pulls
+from model.system.events import CompleteConsume, Produce
+from model.system.scheduler import get_next_time, process_next
+from model.system.step import create_system, step
+from model.values.config import Config
+from model.values.profiles import PROFILES
 
 # Upstream issue #6163 (#5717): 5.0.0-5.1.0 orderly consumers never reach the DLQ.
 EXPECTED_VIOLATIONS = {"5.0.0": "#6163"}

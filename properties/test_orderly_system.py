@@ -1,4 +1,4 @@
-"""OrderlyConsumption: an orderly group on the whole system (model/system.py) — producers, pulls, lockAll and
+"""OrderlyConsumption: an orderly group on the whole system (model/system/step.py) — producers, pulls, lockAll and
 failing lock requests, rebalance, crashes, the broker's delay timer — with the listener's outcomes chosen by
 Hypothesis (spec/12-orderly.md).
 
@@ -27,23 +27,16 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from model.cluster import (
-    GROUP,
-    Advance,
-    CompleteConsume,
-    Crash,
-    ListenerInvoked,
-    Livelock,
-    LockRequestsFail,
-    Produce,
-    SetMembers,
-)
-from model.config import Config
-from model.message import is_retry_topic
-from model.orderly import OrderlyResult, OrderlyStatus
-from model.orderly_service import OrderlyProcessed
-from model.queue_locks import get_lock_owner
-from model.system import create_system, step
+from model.broker.locks import get_lock_owner
+from model.client.observations import ListenerInvoked
+from model.client.orderly import OrderlyResult, OrderlyStatus
+from model.client.orderly_service import OrderlyProcessed
+from model.system.events import Advance, CompleteConsume, Crash, LockRequestsFail, Produce, SetMembers
+from model.system.observations import Livelock
+from model.system.step import create_system, step
+from model.values.config import Config
+from model.values.message import is_retry_topic
+from model.values.names import GROUP
 from properties.expected import expect_violation
 from properties.suite import RETRY_PRESETS, get_suite_config
 
@@ -277,7 +270,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
                 self.check_committed(GROUP, mq, offset)
 
     def all_queues(self):
-        from model.rebalance import get_subscribed_queues
+        from model.client.rebalance import get_subscribed_queues
 
         return get_subscribed_queues(self.system)
 

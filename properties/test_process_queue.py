@@ -6,11 +6,9 @@ import pytest
 from hypothesis import event, find, given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from pyrsistent import pmap
+from immutables import Map
 
-from model.errors import IllegalTransition
-from model.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
-from model.process_queue import (
+from model.client.process_queue import (
     commit,
     contains_message,
     create_process_queue,
@@ -25,11 +23,13 @@ from model.process_queue import (
     rollback,
     take_messages,
 )
+from model.values.errors import IllegalTransition
+from model.values.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
 
 
 def make_message(offset: int, body_size: int = 5, start: int | None = None) -> Message:
     properties = {} if start is None else {PROPERTY_CONSUME_START_TIMESTAMP: str(start)}
-    return Message("TopicA", body=b"x" * body_size, queue_offset=offset, properties=pmap(properties))
+    return Message("TopicA", body=b"x" * body_size, queue_offset=offset, properties=Map(properties))
 
 
 class NaiveProcessQueue:

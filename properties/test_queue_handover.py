@@ -7,16 +7,17 @@ from __future__ import annotations
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from model.broker import commit_offset, on_query_consumer_offset, query_offset
-from model.cluster import GROUP, TOPIC, Advance, CompleteConsume, Produce, SetMembers
-from model.config import Config, ConsumeMode, MessageModel
-from model.message import MessageQueue
-from model.offset_store import get_offset
-from model.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
-from model.profiles import PROFILES, get_profile
-from model.rebalance import compute_pull_from_where
-from model.records import evolve
-from model.system import create_system, step
+from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset, query_offset
+from model.client.offset_store import get_offset
+from model.client.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
+from model.client.remote_offsets import compute_pull_from_where
+from model.system.events import Advance, CompleteConsume, Produce, SetMembers
+from model.system.step import create_system, step
+from model.values.config import Config, ConsumeMode, MessageModel
+from model.values.message import MessageQueue
+from model.values.names import GROUP, TOPIC
+from model.values.profiles import PROFILES, get_profile
+from model.values.records import evolve
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)

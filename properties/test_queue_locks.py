@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
-from model.broker import Broker
-from model.config import Config
-from model.message import MessageQueue
-from model.orderly_service import ORDERLY_SERVICE
-from model.process_queue import create_process_queue
-from model.queue_locks import (
+from model.broker.locks import get_lock_owner, on_lock_batch, on_unlock_batch
+from model.broker.state import Broker
+from model.client.orderly_service import ORDERLY_SERVICE
+from model.client.process_queue import create_process_queue
+from model.client.queue_locks import (
     compute_first_pull_offset,
-    get_lock_owner,
     is_client_lock_expired,
     is_lock_needed_to_add_queue,
     is_lock_needed_to_consume,
-    on_lock_batch,
-    on_unlock_batch,
     process_lock_all,
 )
-from model.system import create_system
+from model.system.step import create_system
+from model.values.config import Config
+from model.values.message import MessageQueue
 
 GROUP = "g"
 QUEUES = [MessageQueue("t", i) for i in range(3)]
@@ -61,7 +59,7 @@ def test_a_lease_is_exclusive_until_it_expires(steps):
 def test_lock_all_marks_granted_queues_locked_and_refused_ones_unlocked(now, client):
     """LK-03: lockAll renews the lock mark of every granted queue and clears it on every refused one."""
     broker = on_lock_batch(Broker(), GROUP, QUEUES[:1], "A", 0).broker
-    pqs = pmap({mq: create_process_queue(0) for mq in QUEUES})
+    pqs = Map({mq: create_process_queue(0) for mq in QUEUES})
     broker, pqs = process_lock_all(broker, GROUP, client, pqs, now)
     for mq, pq in pqs.items():
         held_by_other = mq == QUEUES[0] and client != "A" and now <= LEASE

@@ -10,12 +10,12 @@ import pytest
 from attrs import evolve
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
-from model.broker import SubscriptionGroupConfig, TopicConfig
-from model.config import Config
-from model.message import Message, compute_message_id
-from model.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.state import SubscriptionGroupConfig, TopicConfig
+from model.values.config import Config
+from model.values.message import Message, compute_message_id
 from properties.send_back_strategies import (
     DLQ_CLEARS_DELAY,
     DLQ_READABLE,
@@ -128,7 +128,7 @@ def test_refusals_store_nothing(case, stored, known, delay_level):
 def store_original(case_version="4.9.8", **group):
     group_config = SubscriptionGroupConfig(GROUP, **group)
     case = BrokerCase(case_version, group_config, 6, None, None, None)
-    original = Message(topic="T", body=b"payload", tags="tagA", properties=pmap({"UNIQ_KEY": "U1", "TAGS": "tagA"}),
+    original = Message(topic="T", body=b"payload", tags="tagA", properties=Map({"UNIQ_KEY": "U1", "TAGS": "tagA"}),
                        commit_log_offset=40, msg_id=compute_message_id(40), flag=3, born_timestamp=77)
     return case.build(original), original
 

@@ -10,11 +10,12 @@ from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, rule
 
-from model.broker import create_broker
-from model.message import create_message
-from model.retry_send import compute_fallback_retry_message, on_send_retry_message
-from model.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
-from model.store import put_message
+from model.broker.retry_send import on_send_retry_message
+from model.broker.send_back import ResponseCode, compute_send_back_request, on_consumer_send_msg_back
+from model.broker.state import create_broker
+from model.broker.store import put_message
+from model.client.retry_message import compute_fallback_retry_message
+from model.values.message import create_message
 from properties.send_back_strategies import GROUP, RANDOM_INTS
 from properties.suite import get_suite_config
 

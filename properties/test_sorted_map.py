@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.sorted_map import HALF_WIDTH, MAX_WIDTH, SortedMap
+from model.values.sorted_map import HALF_WIDTH, MAX_WIDTH, SortedMap
 
 KEYS = st.integers(-300, 300)
 OPERATIONS = st.lists(

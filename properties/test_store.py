@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from immutables import Map
 
-from model.config import Config
-from model.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id, queue_id_to_delay_level
-from model.message import Message, create_message, java_string_hash
-from model.store import Store, put_message
+from model.broker.store import Store, put_message
+from model.values.config import Config
+from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id, queue_id_to_delay_level
+from model.values.message import Message, create_message, java_string_hash
 
 # The default messageDelayLevel, from the reference (§5.1), in seconds: level n is entry n - 1.
 REFERENCE_DELAY_SECONDS = [1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200]
@@ -109,7 +109,7 @@ def test_stored_properties_do_not_decide_the_delay(message, level, now):
     assert store.get_max_offset_in_queue(SCHEDULE_TOPIC, level - 1) == 0
     # The delay rewrite recomputes the string: the caller's string does not replace REAL_TOPIC etc.
     delayed = message.with_delay_time_level(level)
-    _store, parked = put_message(Store(), delayed, now, DELAYS, stored_properties=pmap())
+    _store, parked = put_message(Store(), delayed, now, DELAYS, stored_properties=Map())
     assert parked.topic == SCHEDULE_TOPIC and parked.get_property("REAL_TOPIC") == message.topic
 
 

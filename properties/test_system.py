@@ -20,27 +20,19 @@ from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model.cluster import (
-    Advance,
-    CompleteConsume,
-    ConsumeStatus,
-    Crash,
-    DeliverOneway,
-    ListenerResult,
-    Livelock,
-    Produce,
-    PullDue,
-    PullObserved,
-    SetMembers,
-    System,
-)
-from model.config import Config, ConsumeMode, MessageModel
-from model.drain import drain, is_quiescent
-from model.message import get_retry_topic, is_retry_topic
-from model.process_queue import get_max_span
-from model.rebalance import get_subscribed_queues
-from model.system import GROUP, create_system, step
-from model.timers import get_heap_items
+from model.client.listener import ConsumeStatus, ListenerResult
+from model.client.observations import PullObserved
+from model.client.process_queue import get_max_span
+from model.client.rebalance import get_subscribed_queues
+from model.client.timer_items import PullDue
+from model.system.drain import drain, is_quiescent
+from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, Produce, SetMembers
+from model.system.observations import Livelock
+from model.system.state import System
+from model.system.step import GROUP, create_system, step
+from model.values.config import Config, ConsumeMode, MessageModel
+from model.values.message import get_retry_topic, is_retry_topic
+from model.values.timer_heap import get_heap_items
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
 

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = OneLineParser(prog="python -m reports", description=__doc__, epilog=EXIT_CODES, formatter_class=formatter)
     commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}", parser_class=OneLineParser)
-    commands.add_parser(
+    run = commands.add_parser(
         "run",
         help="(the default) the property suite with reports on, then the Spark aggregate and its summary",
         description="The property suite (pytest -n auto) with reports on, then `aggregate` over RMQSPEC_REPORTS_DIR. "
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    job.add_tuning_argument(run)
     aggregate = commands.add_parser(
         "aggregate",
         help="only aggregate existing reports (e.g. collected from many CI runs)",
@@ -94,7 +95,7 @@ def main(argv: list[str]) -> int:
         print(f"main job: the property suite did not run to its end (pytest exit code {code}); not aggregating")
         return code
     print("\nmain job: Spark aggregate of the reports", flush=True)
-    aggregated = job.main([str(run_context.get_reports_dir())])
+    aggregated = job.main([str(run_context.get_reports_dir())] + (["--tuned-jvm"] if args.tuned_jvm else []))
     # pytest 1 = some test failed: the summary above shows it; any code still fails the job.
     return code or aggregated
 

@@ -1,17 +1,9 @@
-"""A class-data sharing archive of the Spark driver's classes (the JDK's dynamic AppCDS), kept in the user's cache.
+"""A class-data sharing archive of the Spark driver's classes (the JDK's dynamic AppCDS), kept in the user's cache;
+used only with `--tuned-jvm` (benchmarks/NOTES.md, "reports/", has what it saves and what it cannot archive).
 
-A short job spends seconds loading, parsing and verifying the same few thousand Spark, Scala and Parquet classes
-on every start; an archive maps them in ready to use (measured: JVM start and first query ~2x faster, a 50k-line
-incremental aggregate ~35% faster). The JVM checks the archive against its own build and class path and ignores
-one that does not match, so a stale archive costs nothing but the saving.
-
-The archive is written when a driver JVM exits, which takes a few seconds, and only from the second job that sees
-the cache directory: a cache that does not survive (a fresh CI machine) never pays for it.
-
-What JDK 17 cannot archive (its dump log, -Xlog:cds=warning), and so every start still loads or makes: Janino's
-classes (a signed jar, ~530 of them), the classes Spark generates, reflection accessors, and Scala's lambdas (they are
-serializable: ~6,900 lambda classes made per 50k-line incremental run, against ~400 archived Java ones). JDK 25's AOT
-cache (-XX:AOTCache) holds more: on the same run, the JVM used about 17 s of CPU where JDK 17 used about 20 s.
+The JVM checks the archive against its own build and class path and ignores one that does not match, so a stale
+archive costs nothing but the saving. It is written when a driver JVM exits, and only from the second job that
+sees the cache directory: a cache that does not survive (a fresh CI machine) never pays for it.
 """
 
 from __future__ import annotations

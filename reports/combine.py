@@ -6,14 +6,11 @@ runs that hit a rule in a configuration is the number of partial rows of that ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from reports import schema
+from reports.report_format import CONFIGURATION_FIELDS
 from reports.transform import UNKNOWN, sum_by
 
 OUTPUT_COLUMNS = {
@@ -28,7 +25,7 @@ def with_configuration(rows: DataFrame, runs: DataFrame) -> DataFrame:
     """Adds ``configuration`` (version/model/mode/preset), ``seed``, ``hypothesis_profile`` and ``started_at`` from
     the run metadata of each row's writer (the partials are keyed by writer; a few hundred rows per run meet a few
     rows per run)."""
-    label = F.concat_ws("/", *(F.col(name) for name in schema.CONFIGURATION_FIELDS))
+    label = F.concat_ws("/", *(F.col(name) for name in CONFIGURATION_FIELDS))
     configuration = F.coalesce(label, F.lit(UNKNOWN)).alias("configuration")
     meta = runs.select("run_id", "writer", configuration, "seed", "hypothesis_profile", "started_at")
     joined = rows.join(F.broadcast(meta), ["run_id", "writer"], "left")
@@ -83,7 +80,7 @@ def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: i
     meta = runs.groupBy("run_id").agg(
         F.min("started_at").alias("started_at"),
         F.first("git_commit", ignorenulls=True).alias("git_commit"),
-        F.countDistinct(*schema.CONFIGURATION_FIELDS).alias("configurations"),
+        F.countDistinct(*CONFIGURATION_FIELDS).alias("configurations"),
         F.count(F.lit(1)).alias("writers"),
         F.count("finished_at").alias("writers_finished"),
     )
@@ -93,21 +90,19 @@ def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: i
     return filled.select(*OUTPUT_COLUMNS["trend"]).orderBy(F.col("started_at").desc()).limit(last)
 
 
-def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict[str, Callable[[], DataFrame]]:
-    """The output tables from the partial tables of every run, each as the function that builds its DataFrame (the
-    caller builds them side by side: building analyses the plan, ~0.1-0.2 s each in a fresh JVM); the trend shows
-    the `last` runs by start time."""
+def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict[str, DataFrame]:
+    """The output tables from the partial tables of every run; the trend shows the `last` runs by start time."""
     runs = partials["runs"]
     sums = ["test_cases", "steps", "seconds", "attributed_seconds"]
     hits = sum_by(with_configuration(partials["rule_hits"], runs), ["run_id", "configuration", "rule_id"], sums)
     failures = with_configuration(partials["failures"], runs)
     return {
-        "coverage": partial(compute_coverage, hits, failures, rules),
-        "failures": partial(order_failures, failures),
-        "runs_covered": partial(count_runs, runs),
-        "machine_cost": partial(sum_by, partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
-        "rule_cost": partial(compute_rule_cost, hits),
-        "trend": partial(compute_trend, hits, failures, runs, last),
+        "coverage": compute_coverage(hits, failures, rules),
+        "failures": order_failures(failures),
+        "runs_covered": count_runs(runs),
+        "machine_cost": sum_by(partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),
+        "rule_cost": compute_rule_cost(hits),
+        "trend": compute_trend(hits, failures, runs, last),
     }
 
 

@@ -1,5 +1,5 @@
-"""The Spark aggregate: extract run files -> transform -> load into the Parquet warehouse with each run's partial
-aggregates, then combine the partials of every run.
+"""The Spark aggregate: extract the new runs' report lines -> transform them into records and per-run partial
+aggregates -> load both into the Parquet warehouse; then combine the partials of every run into the outputs.
 
     python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
                                 [--last N] [--strict] [--force]
@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
@@ -52,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
+    add_tuning_argument(parser)
     add(
         "--lock-timeout",
         type=float,
@@ -59,6 +57,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="seconds to wait while another aggregate holds a local warehouse, then exit 3 (default: %(default)s)",
     )
     return parser
+
+
+def add_tuning_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tuned-jvm",
+        action="store_true",
+        help="opt-in, embedded driver only: map Spark's classes from a class-data sharing archive (written by the "
+        "second such job to ~/.cache/rmqspec) and, for small local inputs, compile with the JIT's first tier and "
+        "the serial GC (benchmarks/bench_reports_jvm.py measures it)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,88 +88,62 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
     if known and not load.has_partials(spark, warehouse):
         # A warehouse from before the partial tables (or their present format): rebuilt once from its records.
         load.delete_partials(spark, warehouse)
-        write_partials(spark, warehouse, sorted(set(known) - set(todo)))
+        load_partials(spark, warehouse, sorted(set(known) - set(todo)))
     if todo:
         load.delete_runs(spark, warehouse, todo)
-        load.append_runs(extract_records(spark, [runs[r] for r in todo]), warehouse)
-        write_partials(spark, warehouse, todo)
+        lines = extract.read_lines(spark, [file for run_id in todo for file in runs[run_id].files])
+        records = transform.select_records(transform.parse_lines(lines))
+        load.append_runs(with_problems(spark, records, [runs[run_id] for run_id in todo]), warehouse)
+        load_partials(spark, warehouse, todo)
         load.write_markers(spark, warehouse, pending)
     return todo, sorted(set(runs) - set(todo))
 
 
-def extract_records(spark, runs: list[extract.Run]):
-    """The records of the runs' files, and one quarantined record (line 0) for each problem found while listing them
+def with_problems(spark, records, runs: list[extract.Run]):
+    """The records, and one quarantined record (line 0) for each problem found while listing the runs
     (extract.Run.problems)."""
-    files = [file for run in runs for file in run.files]
-    records = transform.select_records(transform.parse_lines(extract.read_lines(spark, files)))
     empty = [
         {"file": path, "line": 0, "reason": reason, "run_id": run.run_id}
         for run in runs
         for path, reason in run.problems
     ]
     if not empty:
-        return records  # a union with no rows still costs its (empty) tasks: ~1 s of a 50k-line ingest
+        return records  # a union with no rows still costs its (empty) tasks
     return records.unionByName(create_frame(spark, empty, schema.RECORDS))
 
 
-def write_partials(spark, warehouse: str, run_ids: list[str]) -> None:
-    """Computes the runs' partial tables from their records (read back: columnar, and parsed only once)."""
+def load_partials(spark, warehouse: str, run_ids: list[str]) -> None:
+    """Computes the runs' partial tables from their records (read back: columnar, and parsed only once) and
+    appends them to the warehouse."""
     records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
-    builders = transform.compute_partials(records)
-    run_side_by_side({name: partial(append_built, build, warehouse, name) for name, build in builders.items()})
+    for name, partial_table in transform.compute_partials(records).items():
+        load.append_runs(partial_table, warehouse, name)
     load.mark_partials(spark, warehouse)
-
-
-def append_built(build, warehouse: str, name: str) -> None:
-    load.append_runs(build(), warehouse, name)
-
-
-def run_side_by_side(tasks: dict, workers: int = 4) -> dict:
-    """Runs independent Spark actions from threads of the driver: one's planning and code generation (most of a
-    small job's time in a fresh JVM) overlaps the others' tasks (measured: the 50k-line incremental aggregate phase
-    4.0-4.4 s -> 2.9-3.8 s). Returns name -> result; the first error raises."""
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {name: pool.submit(task) for name, task in tasks.items()}
-        return {name: future.result() for name, future in futures.items()}
 
 
 def collect(frame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def compute_output(spark, build, tables: str, name: str, collected=None) -> list[dict]:
-    """An output table (`build()` makes its DataFrame) is small: computed once (collected) and written from the
-    driver's copy; `collected(rows)` is called before the write."""
-    frame = build()
+def compute_output(spark, frame, tables: str, name: str) -> list[dict]:
+    """An output table is small: computed once (collected) and written from the driver's copy."""
     rows = frame.collect()
-    found = [row.asDict(recursive=True) for row in rows]
-    if collected is not None:
-        collected(found)
     load.write_output(create_frame(spark, rows, frame.schema), tables, name)
-    return found
+    return [row.asDict(recursive=True) for row in rows]
 
 
-def aggregate(
-    spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None, on_coverage=None
-) -> Results:
+def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None) -> Results:
     """Every aggregate, combined from the runs' partial tables, written as Parquet under `tables` and returned for
-    rendering. `on_coverage(rules, coverage)` is called with the spec rules' coverage (Results.coverage) as soon as
-    it is in, while the other outputs are still being computed."""
+    rendering."""
     rules = get_spec_rules() if rules is None else rules
     rules_frame = create_frame(spark, [(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
     partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
-    builders = combine.combine(partials, rules_frame, last)
     quarantine = partials["quarantine"]
-    told = {"coverage": partial(tell_spec_coverage, on_coverage, rules)} if on_coverage is not None else {}
-    tasks = {
-        name: partial(compute_output, spark, build, tables, name, told.get(name)) for name, build in builders.items()
-    }
-    tasks["quarantine"] = partial(collect, quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
-    tasks["by_reason"] = partial(collect, quarantine.groupBy("reason").count())
     with using_conf(spark, INTERPRETED):
-        found = run_side_by_side(tasks)
-    shown = found["quarantine"]
-    by_reason = {row["reason"]: row["count"] for row in found["by_reason"]}
+        outputs = combine.combine(partials, rules_frame, last)
+        found = {name: compute_output(spark, frame, tables, name) for name, frame in outputs.items()}
+        shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+        by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
     return Results(
         rules=rules,
         coverage=select_spec_coverage(found["coverage"]),
@@ -182,18 +164,13 @@ def select_spec_coverage(coverage: list[dict]) -> list[dict]:
     return [row for row in coverage if row["chapter"] is not None]
 
 
-def tell_spec_coverage(on_coverage, rules: list[Rule], coverage: list[dict]) -> None:
-    on_coverage(rules, select_spec_coverage(coverage))
-
-
-def write_site(results: Results, out: Path, tables: str, heat_map: bytes | None = None) -> str:
-    """Writes summary.md, coverage.md, index.html and coverage.png (`heat_map`, drawn here when not given) under
-    `out`; returns the summary."""
+def write_site(results: Results, out: Path, tables: str) -> str:
+    """Writes summary.md, coverage.md, index.html and coverage.png under `out`; returns the summary."""
     from reports.render_html import render_heat_map, render_html
     from reports.render_markdown import render_coverage_page, render_summary
 
     out.mkdir(parents=True, exist_ok=True)
-    heat_map = render_heat_map(results.rules, results.coverage) if heat_map is None else heat_map
+    heat_map = render_heat_map(results.rules, results.coverage)
     (out / "coverage.png").write_bytes(heat_map)
     (out / "index.html").write_text(render_html(results, heat_map), encoding="utf-8")
     (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
@@ -206,33 +183,6 @@ def write_site(results: Results, out: Path, tables: str, heat_map: bytes | None 
     summary = render_summary(results, paths)
     (out / "summary.md").write_text(summary + "\n", encoding="utf-8")
     return summary
-
-
-def aggregate_and_draw(
-    spark, warehouse: str, tables: str, last: int, rules: list[Rule] | None = None
-) -> tuple[Results, bytes]:
-    """aggregate, with the heat map drawn as soon as the coverage is in: its ~0.5 s of Python then runs while Spark
-    computes the other outputs."""
-    from reports.render_html import render_heat_map
-
-    with ThreadPoolExecutor(max_workers=1) as renderer:
-        drawn = []
-
-        def draw(rules: list[Rule], coverage: list[dict]) -> None:
-            drawn.append(renderer.submit(render_heat_map, rules, coverage))
-
-        results = aggregate(spark, warehouse, tables, last, rules, on_coverage=draw)
-        return results, drawn[0].result()
-
-
-def import_slow_modules() -> None:
-    """matplotlib's pyplot (~0.6 s), and what PySpark imports when the SparkContext starts: its py4j argument
-    converter imports pyspark.testing.utils, which imports pandas and pyarrow where they are installed (~0.3 s)."""
-    import pyspark.testing.utils  # noqa: F401
-
-    from reports.render_html import import_pyplot
-
-    import_pyplot()
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:
@@ -254,18 +204,19 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
     if spark is None:
         from reports.session import get_spark, is_small_local_input
 
-        threading.Thread(target=import_slow_modules, daemon=True).start()  # while the JVM starts
-        quick_start = is_small_local_input(args.inputs, args.warehouse, args.force)
-        spark = get_spark(args.master, quick_start=quick_start)
+        # Opt-in JVM tuning of the embedded driver (benchmarks/NOTES.md, "reports/"): the JIT/GC flags of a short
+        # job when the runs to ingest are local and small, and the class-data sharing archive.
+        quick_start = args.tuned_jvm and is_small_local_input(args.inputs, args.warehouse, args.force)
+        spark = get_spark(args.master, quick_start=quick_start, class_archive=args.tuned_jvm)
     try:
         ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
         print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)
-        results, heat_map = aggregate_and_draw(spark, args.warehouse, tables, args.last)
+        results = aggregate(spark, args.warehouse, tables, args.last)
     except ReportInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     results.ingested, results.skipped = ingested, skipped
-    print(write_site(results, args.out, tables, heat_map))
+    print(write_site(results, args.out, tables))
     if args.strict and results.quarantine_by_reason:
         print(f"--strict: {sum(results.quarantine_by_reason.values())} input lines quarantined", file=sys.stderr)
         return 1

@@ -17,6 +17,7 @@ import time
 from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from reports import schema
 from reports.filesystem import get_file_system
@@ -115,7 +116,7 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
 
 def append_runs(frame: DataFrame, warehouse: str, name: str = RECORDS) -> None:
     """Appends the runs in `frame` to the table `name` (records or a partial table), one partition per run."""
-    fields = schema.get_spark_schema(get_table_fields(name)).fieldNames()
+    fields = get_table_schema(name).fieldNames()
     writer = frame.select(*fields).write.mode("append").option(NO_SUCCESS_FILE, "false")
     for column in PLAIN_COLUMNS.get(name, ()):
         writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
@@ -146,14 +147,14 @@ def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, s
         fs.create(path, True).close()
 
 
-def get_table_fields(name: str) -> tuple:
+def get_table_schema(name: str) -> StructType:
     return schema.RECORDS if name == RECORDS else schema.PARTIALS[name]
 
 
 def read_table(spark: SparkSession, warehouse: str, name: str = RECORDS, run_ids: list[str] | None = None) -> DataFrame:
     """A warehouse table with its declared schema (no inference), or an empty one when nothing was ingested yet;
     with `run_ids`, only their partitions are listed and read."""
-    path, fields = get_table_path(warehouse, name), schema.get_spark_schema(get_table_fields(name))
+    path, fields = get_table_path(warehouse, name), get_table_schema(name)
     if not exists(spark, path):
         return create_frame(spark, [], fields)
     reader = spark.read.schema(fields)

@@ -13,15 +13,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
-from reports import schema
 
-
-def create_frame(spark: SparkSession, rows: list, struct: StructType | tuple) -> DataFrame:
-    """`rows` (Rows, tuples in field order, or dicts by field name) as a DataFrame of `struct` (a StructType or
-    one of reports.schema's field tuples); values are converted as Spark's JSON reader converts them
-    (NaN and infinities included)."""
-    if isinstance(struct, tuple):
-        struct = schema.get_spark_schema(struct)
+def create_frame(spark: SparkSession, rows: list, struct: StructType) -> DataFrame:
+    """`rows` (Rows, tuples in field order, or dicts by field name) as a DataFrame of `struct`; values are
+    converted as Spark's JSON reader converts them (NaN and infinities included)."""
     if not rows:
         return spark.range(0).select(*(F.lit(None).cast(f.dataType).alias(f.name) for f in struct.fields))
     text = "\n".join(json.dumps(to_json_value(row, struct)) for row in rows)

@@ -17,8 +17,11 @@ import time
 import pytest
 from hypothesis import settings
 
-# Hypothesis' observability (its test-case observations) has no public module yet: add/remove_observability_callback
-# and OBSERVABILITY_COLLECT_COVERAGE live in hypothesis.internal.observability, as its documentation shows them.
+# Hypothesis' observability interface lives in hypothesis.internal.observability, where its documentation
+# ("Observability") places add_observability_callback, remove_observability_callback and
+# OBSERVABILITY_COLLECT_COVERAGE: that is the public API. Coverage is turned off through the attribute, not its
+# environment variable, because the variable also registers Hypothesis' own file writer (.hypothesis/observed/),
+# a second copy of every observation.
 from hypothesis.internal import observability
 
 from reports import run_context
@@ -35,26 +38,28 @@ class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
-        # The JSON form Hypothesis itself writes observations in (no public function makes it).
+        # Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and
+        # to_jsonable is the only function that turns it into the JSON form Hypothesis itself writes (its file
+        # writer calls it); no public function does, and dataclasses.asdict would deep-copy arbitrary test values.
         from hypothesis.strategies._internal.utils import to_jsonable
 
-        from reports import schema
+        from reports import report_format
 
-        self.schema, self.to_jsonable = schema, to_jsonable
+        self.format, self.to_jsonable = report_format, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}
         self.claim = ""
         self.held: list[dict] = []  # the current test's failing cases, written once its outcome is known
         path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in pytest_unconfigure
-        self.write(schema.make_run_line(schema.RUN_STARTED, run, time.time()))
+        self.write(report_format.make_run_line(report_format.RUN_STARTED, run, time.time()))
 
     def write(self, line: dict) -> None:
         self.file.write(json.dumps(line, default=str) + "\n")
 
     def __call__(self, observation, _thread_id=None) -> None:
         stamp = {"run_id": self.run["run_id"], "writer": self.run["writer"], **self.current}
-        line = self.schema.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
+        line = self.format.compact_observation(self.to_jsonable(observation, avoid_realization=False), stamp)
         if line is not None and line.get("status") == "failed" and stamp["nodeid"] is not None:
             self.held.append(line)
         elif line is not None:
@@ -71,7 +76,7 @@ class ReportWriter:
     def close(self) -> None:
         self.release(test_passed=False)
         finished = {**self.run, "finished_at": time.time()}
-        self.write(self.schema.make_run_line(self.schema.RUN_FINISHED, finished, finished["finished_at"]))
+        self.write(self.format.make_run_line(self.format.RUN_FINISHED, finished, finished["finished_at"]))
         self.file.close()
 
 

@@ -1,191 +1,144 @@
-"""The one place that knows the report format: Hypothesis' observability lines (OpenPBTStats / Tyche JSON lines,
-experimental upstream) plus our run-metadata lines, and the Spark schemas of every table the job reads or writes.
+"""The Spark schemas of every table the job reads or writes, as PySpark StructTypes, in one place.
 
-A report file ``<reports dir>/<run id>/<writer>.jsonl`` holds, one JSON object per line:
-
-- a ``run started`` line: ``{"type": "info", "property": "rmqspec.run", "title": "run started", "content": {run}}``;
-- Hypothesis' ``test_case`` observations (``alert`` / ``error`` too), each stamped with ``report_schema``, ``run_id``,
-  ``writer``, ``nodeid``, ``steps`` (stateful steps in the case) and ``expected_violation`` (strict-xfail reason);
-- a ``run finished`` line with the end time; a file without one was written by a killed worker.
-
-Rule ids are the ``features`` keys that look like rule ids (``hypothesis.event("SB-04")``); machine rules and
-invariants are the ``timing`` keys ``execute:rule:<name>`` and ``execute:invariant:<name>``.
+Every field is nullable; the fields of Hypothesis' observation that the job does not use are not named, so upstream
+additions to the experimental format cannot break it. The report lines themselves are reports/report_format.py.
 """
 
 from __future__ import annotations
 
-from functools import cache
-
-REPORT_SCHEMA_VERSION = 1
-RUN_PROPERTY = "rmqspec.run"
-RUN_STARTED, RUN_FINISHED = "run started", "run finished"
-KEPT_TYPES = ("test_case", "alert", "error")
-RULE_TIMING, INVARIANT_TIMING = "execute:rule:", "execute:invariant:"
-# What a passing case keeps of Hypothesis' metadata (sys.argv, predicates, backend, ... repeat on every line).
-PASSING_METADATA = ("data_status", "phase", "reproduction_decorator")
-RUN_FIELDS = (
-    "run_id",
-    "writer",
-    "git_commit",
-    "tox_env",
-    "version",
-    "message_model",
-    "consume_mode",
-    "retry_preset",
-    "hypothesis_profile",
-    "seed",
-    "started_at",
-    "finished_at",
+from pyspark.sql.types import (
+    ArrayType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
 )
-CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_preset")
-MAX_MESSAGE = 2000
 
+from reports.report_format import RUN_FIELDS
 
-def compact_observation(observation: dict, stamp: dict) -> dict | None:
-    """The line we store for one Hypothesis observation, or None for the ones we do not keep (statistics).
+TEXT, NUMBER, COUNT, SECONDS = StringType(), IntegerType(), LongType(), DoubleType()
+RULE_IDS = ArrayType(StringType())
+TIMING = MapType(StringType(), DoubleType())
 
-    Passing cases drop the bulky ``representation``, ``arguments`` and most ``metadata``; failing cases keep all of
-    it, with the shrunk counterexample.
-    """
-    if observation.get("type") not in KEPT_TYPES:
-        return None
-    line = {**observation, **stamp, "report_schema": REPORT_SCHEMA_VERSION}
-    if observation.get("type") == "test_case":
-        line["steps"] = count_steps(observation.get("representation") or "", observation.get("timing") or {})
-        if observation.get("status") == "failed":
-            line["message"] = get_exception_message((observation.get("metadata") or {}).get("traceback") or "")
-        else:
-            line["representation"] = None
-            line["arguments"] = {}
-            metadata = observation.get("metadata") or {}
-            line["metadata"] = {key: metadata.get(key) for key in PASSING_METADATA}
-    return line
-
-
-def count_steps(representation: str, timing: dict) -> int | None:
-    """Stateful steps of a case: one ``state.<rule>(...)`` line per rule call (invariants are printed alike, so
-    only names with an ``execute:rule:`` timing count); None for a @given test."""
-    rules = {key.removeprefix(RULE_TIMING) for key in timing if key.startswith(RULE_TIMING)}
-    if not rules:
-        return None
-    calls = (text[len("state.") :].split("(")[0] for text in representation.splitlines() if text.startswith("state."))
-    return sum(1 for name in calls if name in rules)
-
-
-def get_exception_message(traceback: str, limit: int = MAX_MESSAGE) -> str | None:
-    """The failure's own message: the exception line(s) after a traceback's last frame (``AssertionError: OR-14:
-    ...``, not where Hypothesis found it), cut to `limit` characters."""
-    lines = traceback.rstrip("\n").splitlines()
-    frames = [at for at, text in enumerate(lines) if text.startswith("  File ")]
-    rest = lines[frames[-1] + 1 :] if frames else lines
-    start = next((at for at, text in enumerate(rest) if text and not text.startswith(" ")), None)
-    return "\n".join(rest[start:])[:limit] if start is not None else None
-
-
-def make_run_line(title: str, run: dict, now: float) -> dict:
-    return {
-        "type": "info",
-        "property": RUN_PROPERTY,
-        "run_start": now,
-        "title": title,
-        "content": run,
-        "report_schema": REPORT_SCHEMA_VERSION,
-        "run_id": run["run_id"],
-        "writer": run["writer"],
-    }
-
-
-# Spark schemas as data: (field, type), type "string" | "int" | "long" | "double" | "array<string>" |
-# "map<string,T>" | nested fields.
-# Every field is nullable; fields of the observation we do not use are not named, so upstream additions to the
-# experimental format cannot break the job.
-RUN_CONTENT = tuple((name, "double" if name.endswith("_at") else "string") for name in RUN_FIELDS)
-RAW_LINE = (
-    ("report_schema", "int"),
-    ("type", "string"),
-    ("property", "string"),
-    ("run_start", "double"),
-    ("run_id", "string"),
-    ("writer", "string"),
-    ("nodeid", "string"),
-    ("status", "string"),
-    ("status_reason", "string"),
-    ("representation", "string"),
-    ("how_generated", "string"),
-    ("features", "map<string,string>"),
-    ("timing", "map<string,double>"),
-    ("steps", "int"),
-    ("expected_violation", "string"),
-    ("message", "string"),
-    ("metadata", (("reproduction_decorator", "string"), ("traceback", "string"))),
-    ("title", "string"),
-    ("content", RUN_CONTENT),
+# The content of a run line: the run's metadata (times are seconds since the epoch).
+RUN_CONTENT = StructType([StructField(name, SECONDS if name.endswith("_at") else TEXT) for name in RUN_FIELDS])
+# One report line as the job parses it.
+RAW_LINE = StructType(
+    [
+        StructField("report_schema", NUMBER),
+        StructField("type", TEXT),
+        StructField("property", TEXT),
+        StructField("run_start", SECONDS),
+        StructField("run_id", TEXT),
+        StructField("writer", TEXT),
+        StructField("nodeid", TEXT),
+        StructField("status", TEXT),
+        StructField("status_reason", TEXT),
+        StructField("representation", TEXT),
+        StructField("how_generated", TEXT),
+        StructField("features", MapType(StringType(), StringType())),
+        StructField("timing", TIMING),
+        StructField("steps", NUMBER),
+        StructField("expected_violation", TEXT),
+        StructField("message", TEXT),
+        StructField(
+            "metadata", StructType([StructField("reproduction_decorator", TEXT), StructField("traceback", TEXT)])
+        ),
+        StructField("title", TEXT),
+        StructField("content", RUN_CONTENT),
+    ]
 )
 # The input: one row per physical line.
-LINES = (("run_id", "string"), ("file", "string"), ("line", "int"), ("text", "string"))
+LINES = StructType(
+    [
+        StructField("run_id", TEXT),
+        StructField("file", TEXT),
+        StructField("line", NUMBER),
+        StructField("text", TEXT),
+    ]
+)
 # The warehouse table, partitioned by run_id: every input line, parsed and flattened to what the aggregates read
 # (rule ids and total time derived once, at ingest), or quarantined (``reason``, with the start of its ``text``);
 # an empty run directory is one quarantined row with line 0.
-RECORDS = (
-    ("file", "string"),
-    ("line", "int"),
-    ("reason", "string"),
-    ("text", "string"),
-    ("type", "string"),
-    ("property", "string"),
-    ("writer", "string"),
-    ("status", "string"),
-    ("status_reason", "string"),
-    ("nodeid", "string"),
-    ("representation", "string"),
-    ("expected_violation", "string"),
-    ("steps", "int"),
-    ("title", "string"),
-    ("reproduction_decorator", "string"),
-    ("message", "string"),
-    ("rule_ids", "array<string>"),
-    ("timing", "map<string,double>"),
-    ("seconds", "double"),
-    ("content", RUN_CONTENT),
-    ("run_id", "string"),
+RECORDS = StructType(
+    [
+        StructField("file", TEXT),
+        StructField("line", NUMBER),
+        StructField("reason", TEXT),
+        StructField("text", TEXT),
+        StructField("type", TEXT),
+        StructField("property", TEXT),
+        StructField("writer", TEXT),
+        StructField("status", TEXT),
+        StructField("status_reason", TEXT),
+        StructField("nodeid", TEXT),
+        StructField("representation", TEXT),
+        StructField("expected_violation", TEXT),
+        StructField("steps", NUMBER),
+        StructField("title", TEXT),
+        StructField("reproduction_decorator", TEXT),
+        StructField("message", TEXT),
+        StructField("rule_ids", RULE_IDS),
+        StructField("timing", TIMING),
+        StructField("seconds", SECONDS),
+        StructField("content", RUN_CONTENT),
+        StructField("run_id", TEXT),
+    ]
 )
-SPEC_RULES = (("rule_id", "string"), ("title", "string"), ("chapter", "string"))
+SPEC_RULES = StructType([StructField("rule_id", TEXT), StructField("title", TEXT), StructField("chapter", TEXT)])
 # Per-run partial aggregates, computed from a run's records when it is ingested and stored beside them, partitioned
 # by run_id (replaced with the run): the aggregate combines these small tables instead of re-reading the records.
 # The partials are keyed by writer (the aggregate gives each writer its configuration and seed from ``runs``), so
 # that none depends on another.
-FAILURES = (
-    ("writer", "string"),
-    ("nodeid", "string"),
-    ("status_reason", "string"),
-    ("message", "string"),
-    ("expected_violation", "string"),
-    ("representation", "string"),
-    ("reproduction_decorator", "string"),
-    ("steps", "int"),
-    ("rule_ids", "array<string>"),
-    ("run_id", "string"),
+FAILURES = StructType(
+    [
+        StructField("writer", TEXT),
+        StructField("nodeid", TEXT),
+        StructField("status_reason", TEXT),
+        StructField("message", TEXT),
+        StructField("expected_violation", TEXT),
+        StructField("representation", TEXT),
+        StructField("reproduction_decorator", TEXT),
+        StructField("steps", NUMBER),
+        StructField("rule_ids", RULE_IDS),
+        StructField("run_id", TEXT),
+    ]
 )
 # Per run, writer and rule id; under a null rule id, the totals of the writer's cases.
-RULE_HITS = (
-    ("writer", "string"),
-    ("rule_id", "string"),
-    ("test_cases", "long"),
-    ("steps", "long"),
-    ("seconds", "double"),
-    ("attributed_seconds", "double"),
-    ("run_id", "string"),
+RULE_HITS = StructType(
+    [
+        StructField("writer", TEXT),
+        StructField("rule_id", TEXT),
+        StructField("test_cases", COUNT),
+        StructField("steps", COUNT),
+        StructField("seconds", SECONDS),
+        StructField("attributed_seconds", SECONDS),
+        StructField("run_id", TEXT),
+    ]
 )
-MACHINE_COST = (
-    ("machine", "string"),
-    ("timing_key", "string"),
-    ("seconds", "double"),
-    ("test_cases", "long"),
-    ("run_id", "string"),
+MACHINE_COST = StructType(
+    [
+        StructField("machine", TEXT),
+        StructField("timing_key", TEXT),
+        StructField("seconds", SECONDS),
+        StructField("test_cases", COUNT),
+        StructField("run_id", TEXT),
+    ]
 )
-# One row per writer of a run: its run metadata (``run started``) and end (``run finished``).
-RUNS = (*RUN_CONTENT[1:], RUN_CONTENT[0])
-QUARANTINE = (("file", "string"), ("line", "int"), ("reason", "string"), ("text", "string"), ("run_id", "string"))
+# One row per writer of a run: its run metadata (``run started``) and end (``run finished``), run_id last.
+RUNS = StructType(RUN_CONTENT.fields[1:] + RUN_CONTENT.fields[:1])
+QUARANTINE = StructType(
+    [
+        StructField("file", TEXT),
+        StructField("line", NUMBER),
+        StructField("reason", TEXT),
+        StructField("text", TEXT),
+        StructField("run_id", TEXT),
+    ]
+)
 PARTIALS = {
     "failures": FAILURES,
     "rule_hits": RULE_HITS,
@@ -193,27 +146,3 @@ PARTIALS = {
     "runs": RUNS,
     "quarantine": QUARANTINE,
 }
-
-
-@cache
-def get_spark_schema(fields: tuple):
-    """The StructType of one of the field tuples above (pyspark imported here: the report writer runs without it)."""
-    from pyspark.sql import types
-
-    scalars = {
-        "string": types.StringType(),
-        "int": types.IntegerType(),
-        "long": types.LongType(),
-        "double": types.DoubleType(),
-    }
-
-    def get_type(kind):
-        if isinstance(kind, tuple):
-            return get_spark_schema(kind)
-        if kind == "array<string>":
-            return types.ArrayType(types.StringType())
-        if kind.startswith("map<string,"):
-            return types.MapType(types.StringType(), get_type(kind[len("map<string,") : -1]))
-        return scalars[kind]
-
-    return types.StructType([types.StructField(name, get_type(kind), True) for name, kind in fields])

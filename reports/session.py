@@ -9,7 +9,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from reports import class_archive
+from reports import class_archive as archive
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -37,13 +37,11 @@ LOCAL_DEFAULTS = {
 }
 
 
-# The aggregate combines the runs' partial tables: a few hundred rows per run, a dozen small queries. Compiling their
-# code costs more than it saves: each query's Java classes take ~20 ms apiece to generate and compile (~100 of them
-# in a fresh JVM), where interpreting a few thousand rows takes less (measured: the aggregate of the 50k-line
-# incremental run 3.3-3.9 s -> 2.3-2.9 s). Whole-stage code generation off alone saves a third of that; the rest
-# is the expression code generation that `factoryMode` (an internal setting) turns off. Both only choose how Spark
-# evaluates the same expressions (Spark's own tests check both ways give the same results); an unknown key in
-# some other Spark version is ignored.
+# The aggregate combines the runs' partial tables: a few hundred rows per run, a dozen small queries, for which
+# generating and compiling Java code costs more than interpreting the rows (benchmarks/NOTES.md, "reports/").
+# `factoryMode` is an internal setting: it turns off the expression code generation that whole-stage code
+# generation off leaves on. Both only choose how Spark evaluates the same expressions (Spark's own tests check both
+# ways give the same results); an unknown key in some other Spark version is ignored.
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
@@ -108,13 +106,15 @@ def get_spark(
     app_name: str = "rmqspec-reports",
     conf: dict[str, str] | None = None,
     quick_start: bool = False,
+    class_archive: bool = False,
 ):
     """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
 
     On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
-    `quick_start` (local mode, small inputs) compiles with the JIT's first tier only: a short job spends most of its
-    time warming up, and that tier warms up fastest (measured: a 50k-line ingest 45% faster, 5M rows slower).
-    A local driver maps its classes from a class-data sharing archive (reports/class_archive.py).
+    Two opt-in tunings of a local driver's JVM (`--tuned-jvm`; benchmarks/NOTES.md, "reports/", has the figures):
+    `quick_start` compiles with the JIT's first tier only and uses the serial collector with the whole heap from
+    the start, for a short job; `class_archive` maps Spark's classes from a class-data sharing archive
+    (reports/class_archive.py).
     """
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
     from pyspark.sql import SparkSession
@@ -124,7 +124,7 @@ def get_spark(
     pending_archive = None
     if local:
         memory = (conf or {}).get("spark.driver.memory", DRIVER_MEMORY)
-        builder, pending_archive = configure_local(builder, master or "local[*]", quick_start, memory)
+        builder, pending_archive = configure_local(builder, master or "local[*]", quick_start, memory, class_archive)
     elif master:
         builder = builder.master(master)
     for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
@@ -133,27 +133,30 @@ def get_spark(
     if local:
         atexit.register(shut_down_gateway, spark)  # runs after finish_at_exit (handlers run last-in first-out)
     if pending_archive is not None:
-        class_archive.finish_at_exit(spark, pending_archive)
+        archive.finish_at_exit(spark, pending_archive)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def configure_local(builder, master: str, quick_start: bool, memory: str = DRIVER_MEMORY, environ=os.environ):
+def configure_local(
+    builder,
+    master: str,
+    quick_start: bool,
+    memory: str = DRIVER_MEMORY,
+    class_archive: bool = False,
+    environ=os.environ,
+):
     """(builder with LOCAL_DEFAULTS and the driver's JVM options, the class archive the JVM will write or None);
-    `memory` is the driver's heap in a quick start (Spark's default 1g)."""
+    `memory` is the driver's heap in a quick start (Spark's default 1g). Without `quick_start` and `class_archive`
+    the JVM runs with its own defaults."""
     builder = builder.master(master)
     for key, value in LOCAL_DEFAULTS.items():
         builder = builder.config(key, value)
-    archive_options, pending_archive = class_archive.get_java_options(environ)
+    archive_options, pending_archive = archive.get_java_options(environ) if class_archive else ([], None)
     java_options = [LOCAL_DEFAULTS["spark.driver.extraJavaOptions"], *archive_options]
     if quick_start:
-        # The serial collector: a short job's heap is small, and it spends no threads on concurrent marking
-        # (measured: the 50k-line incremental run ~0.7 s faster, ~10 % less CPU, in 3 alternating runs).
-        # Arrays of a megabyte or more (a whole report file read as one value, up to tens of megabytes) go
-        # straight to the old generation instead of being copied by every young collection while a task holds
-        # them (GC log of the 50k-line run: 22-24 pauses, 0.9-1.1 s -> 17-19 pauses, 0.7-0.85 s).
-        # The whole heap from the start: grown from its initial size (1/64 of the memory), it took two full
-        # collections on the way (GC log of the 50k-line run: 19 pauses, 0.9-1.0 s -> 12 pauses, 0.5-0.6 s).
+        # C1 only, the serial collector, large arrays straight to the old generation, the whole heap at once: a
+        # short job's warm-up and a small heap (the measurements behind each flag: benchmarks/NOTES.md).
         java_options += ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:PretenureSizeThreshold=1m"]
         java_options.append(f"-Xms{memory}")
         builder = builder.config("spark.driver.memory", memory)

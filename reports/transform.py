@@ -3,14 +3,11 @@ aggregates (reports/combine.py combines those of every run). No I/O here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from reports import schema
+from reports import report_format, schema
 from reports.spec_rules import RULE_ID
 
 RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
@@ -27,7 +24,7 @@ def parse_lines(lines: DataFrame) -> DataFrame:
 
     A UTF-8 byte order mark before a line is not part of it."""
     text = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
-    record = F.from_json(text, schema.get_spark_schema(schema.RAW_LINE))
+    record = F.from_json(text, schema.RAW_LINE)
     version = F.col("record.report_schema")
     # Only lines that hold "}...{" are parsed again, as the elements of an array: invalid unless "}{" is in a string.
     wrapped = F.from_json(F.concat(F.lit("["), text, F.lit("]")), "array<struct<type:string>>")
@@ -36,7 +33,7 @@ def parse_lines(lines: DataFrame) -> DataFrame:
         .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
         .when(F.col("text").rlike(TWO_RECORDS) & wrapped.isNull(), F.lit("two JSON records on one line"))
         .when(
-            version.isNull() | (version != schema.REPORT_SCHEMA_VERSION),
+            version.isNull() | (version != report_format.REPORT_SCHEMA_VERSION),
             F.concat(
                 F.lit("unknown report schema version "), F.coalesce(version.cast(T.StringType()), F.lit("(none)"))
             ),
@@ -90,13 +87,13 @@ def select_quarantine(records: DataFrame) -> DataFrame:
 
 def select_runs(records: DataFrame) -> DataFrame:
     """One row per writer of a run: its metadata from ``run started`` and its end from ``run finished``."""
-    meta = records.where((F.col("type") == "info") & (F.col("property") == schema.RUN_PROPERTY))
-    started = F.when(F.col("title") == schema.RUN_STARTED, F.col("content"))
-    finished = F.when(F.col("title") == schema.RUN_FINISHED, F.col("content.finished_at"))
+    meta = records.where((F.col("type") == "info") & (F.col("property") == report_format.RUN_PROPERTY))
+    started = F.when(F.col("title") == report_format.RUN_STARTED, F.col("content"))
+    finished = F.when(F.col("title") == report_format.RUN_FINISHED, F.col("content.finished_at"))
     grouped = meta.groupBy("run_id", "writer").agg(
         F.first(started, ignorenulls=True).alias("started"), F.max(finished).alias("finished_at")
     )
-    fields = [F.col(f"started.{name}").alias(name) for name in schema.RUN_FIELDS[2:-1]]
+    fields = [F.col(f"started.{name}").alias(name) for name in report_format.RUN_FIELDS[2:-1]]
     return grouped.select("run_id", "writer", *fields, "finished_at")
 
 
@@ -163,15 +160,14 @@ def sum_by(frame: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
     return frame.groupBy(*keys).agg(*(F.sum(name).alias(name) for name in columns))
 
 
-def compute_partials(records: DataFrame) -> dict[str, Callable[[], DataFrame]]:
-    """The per-run partial tables (schema.PARTIALS) of the runs in `records`, each as the function that builds its
-    DataFrame. They are keyed by writer, not by configuration: none depends on another, so the caller builds and
-    writes them side by side (building a DataFrame analyses its plan: in a fresh JVM, most of a small table's cost)."""
+def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
+    """The per-run partial tables (schema.PARTIALS) of the runs in `records`. They are keyed by writer, not by
+    configuration (combine.py gives each writer its configuration), so that none depends on another."""
     observations = select_observations(records)
     return {
-        "runs": partial(select_runs, records),
-        "failures": partial(select_failures, observations),
-        "rule_hits": partial(compute_rule_hits, observations),
-        "machine_cost": partial(compute_machine_cost, observations),
-        "quarantine": partial(select_quarantine, records),
+        "runs": select_runs(records),
+        "failures": select_failures(observations),
+        "rule_hits": compute_rule_hits(observations),
+        "machine_cost": compute_machine_cost(observations),
+        "quarantine": select_quarantine(records),
     }

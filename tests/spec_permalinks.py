@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from model.profiles import PROFILES
+from model.values.profiles import PROFILES
 from reports.run_context import SettingError
 from reports.spec_rules import get_rule_fields
 

@@ -3,11 +3,11 @@ violates the invariant, so both a fixed model and a lost detection fail the run.
 
 import pytest
 
-from model.config import Config
+from model.values.config import Config
 from properties.expected import expect_violation
 
 TEST_FILE = """
-from model.config import Config
+from model.values.config import Config
 from properties.expected import expect_violation
 
 def check():

@@ -22,8 +22,8 @@ from conformance.predict import RunSettings
 from conformance.server.runner import run_server
 from conformance.settings import BrokerSettings, Faults
 from conformance.workload import Workload
-from model.message import SCHEDULE_TOPIC
-from model.schedule import get_level_offset
+from model.broker.delay_timer import get_level_offset
+from model.values.message import SCHEDULE_TOPIC
 
 
 def get_destination(copy) -> str:

@@ -6,16 +6,21 @@ It holds the one reference to the model's broker state. Model time is millisecon
 from __future__ import annotations
 
 import random
-import types
 
 import attrs
 import immutables
 
 from conformance.codec.message import StoredMessage, create_message_id
 from conformance.settings import BrokerSettings
-from model.broker import Broker, SubscriptionGroupConfig, TopicConfig, commit_offset, on_query_consumer_offset
-from model.config import Config
-from model.message import (
+from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset
+from model.broker.delay_timer import get_next_schedule_time, on_schedule_timer
+from model.broker.locks import on_lock_batch, on_unlock_batch
+from model.broker.pull_handler import get_broker_pull
+from model.broker.retry_send import on_send_message
+from model.broker.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
+from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
+from model.values.config import Config
+from model.values.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
     Message,
     MessageQueue,
@@ -24,11 +29,6 @@ from model.message import (
     is_retry_topic,
     java_string_hash,
 )
-from model.pull import get_broker_pull
-from model.queue_locks import on_lock_batch, on_unlock_batch
-from model.retry_send import on_send_message
-from model.schedule import get_next_schedule_time, on_schedule_timer
-from model.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
 
 PROPERTY_TAGS = "TAGS"
 MODEL_ID_HOST = compute_message_id(0)[:16]
@@ -47,7 +47,7 @@ class BrokerAdapter:
     broker: Broker
     # The broker's listening address: clients send CONSUMER_SEND_MSG_BACK to a message's store host (the C++
     # client 1.2.3 does, MQClientAPIImpl.cpp), so it must be ours. The model's offset msg ids name one fixed host
-    # (model.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
+    # (model.values.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     rng: random.Random = attrs.field(factory=lambda: random.Random(0))
     # What each successful CONSUMER_SEND_MSG_BACK stored: (model time, the commit-log offset it named, the copy).
@@ -101,12 +101,11 @@ class BrokerAdapter:
     def pull(self, topic: str, queue_id: int, offset: int, max_nums: int, expression: str = "*"):
         """PULL_MESSAGE's store lookup (the model's get_broker_pull, its tag-hash filter included [PL-04]):
         (status, messages, next, min, max). `expression` is the request's subscription, e.g. "TagA || TagB"."""
-        config = attrs.evolve(self.config, pull_batch_size=max(1, min(max_nums, 1024)))
         tags = get_subscribed_tags(expression)
-        codes = frozenset() if tags is None else frozenset(java_string_hash(tag) for tag in tags)
-        view = types.SimpleNamespace(broker=self.broker, min_offsets={}, config=config, subscription=tags,
-                                     subscription_codes=codes)
-        status, found, next_offset = get_broker_pull(view, MessageQueue(topic, queue_id), offset)
+        # A retry topic is never filtered (its messages carry the original tags); None lets every unit through.
+        codes = None if tags is None or is_retry_topic(topic) else frozenset(java_string_hash(tag) for tag in tags)
+        status, found, next_offset = get_broker_pull(self.broker, MessageQueue(topic, queue_id), offset, 0, codes,
+                                                     max(1, min(max_nums, 1024)))
         return status, [self.to_wire(m) for m in found], next_offset, 0, self.max_offset(topic, queue_id)
 
     def max_offset(self, topic: str, queue_id: int) -> int:

@@ -3,6 +3,7 @@ incremental ingest, outputs, and errors a user can read."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from reports import extract, job, load, render_markdown, schema  # noqa: E402
@@ -97,7 +99,7 @@ def test_cost_and_trend(ingested):
 def test_the_warehouse_tables_have_the_declared_schemas(spark, ingested):
     for name, fields in {"records": schema.RECORDS, **schema.PARTIALS}.items():
         found = spark.read.parquet(f"{ingested['warehouse']}/{name}").schema
-        assertSchemaEqual(found, schema.get_spark_schema(fields), ignoreNullable=True)
+        assertSchemaEqual(found, fields, ignoreNullable=True)
 
 
 def test_the_warehouse_holds_data_and_markers_only(ingested):
@@ -169,18 +171,19 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
 def test_driver_rows_become_the_same_frame_as_pysparks_own(spark):
     """create_frame (no Python worker) against PySpark's createDataFrame: nested rows, maps, arrays, nulls, line
     breaks and quotes in strings, NaN and infinities, and no rows at all."""
-    fields = (("text", "string"), ("n", "long"), ("x", "double"), ("ids", "array<string>"))
-    fields += (("timing", "map<string,double>"), ("content", (("seed", "string"), ("started_at", "double"))))
+    struct = T.StructType.fromDDL(
+        "text string, n bigint, x double, ids array<string>, timing map<string,double>,"
+        " content struct<seed: string, started_at: double>"
+    )
     rows = [
         ('two\nlines "quoted" \\ ✗', 2**40, float("nan"), ["SB-04", None], {"a": float("inf")}, ("7", -0.5)),
         (None, None, float("-inf"), [], {}, None),
         ("", 0, 1e-300, None, None, (None, None)),
     ]
-    struct = schema.get_spark_schema(fields)
-    assertDataFrameEqual(create_frame(spark, rows, fields), spark.createDataFrame(rows, struct))
+    assertDataFrameEqual(create_frame(spark, rows, struct), spark.createDataFrame(rows, struct))
     collected = spark.createDataFrame(rows, struct).collect()  # Rows with nested Rows, as the job passes them
     assertDataFrameEqual(create_frame(spark, collected, struct), collected)
-    empty = create_frame(spark, [], fields)
+    empty = create_frame(spark, [], struct)
     assertSchemaEqual(empty.schema, struct)
     assert empty.count() == 0
 
@@ -266,12 +269,14 @@ def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, 
     assert {row[2] for row in found} > {None}  # the sample's bad lines are there
 
 
-def test_the_heat_map_drawn_while_aggregating_is_the_one_of_the_finished_results(spark, ingested, tmp_path):
+def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
     from reports.render_html import render_heat_map
 
-    results, heat_map = job.aggregate_and_draw(spark, ingested["warehouse"], str(tmp_path), last=5, rules=RULES)
+    results = ingested["results"]
+    job.write_site(results, tmp_path, str(tmp_path / "tables"))
+    heat_map = (tmp_path / "coverage.png").read_bytes()
     assert heat_map.startswith(b"\x89PNG") and heat_map == render_heat_map(results.rules, results.coverage)
-    assert results.coverage == ingested["results"].coverage
+    assert base64.b64encode(heat_map).decode() in (tmp_path / "index.html").read_text(encoding="utf-8")
 
 
 def write_run(run: Path, name: str, lines: list, opener=Path.write_text) -> None:

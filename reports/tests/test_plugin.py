@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from reports.plugin import REFUTATION
+from reports.report_format import compact_observation, count_steps
 from reports.run_context import get_seed
-from reports.schema import compact_observation, count_steps
 from reports.spec_rules import ROOT
 
 SUITE = """

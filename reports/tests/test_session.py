@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from reports.session import configure_local, shut_down_gateway
+from reports.session import LOG_CONFIG, configure_local, shut_down_gateway
 
 
 class StandInGateway:
@@ -41,9 +41,26 @@ class RecordingBuilder:
 
 def test_a_quick_start_driver_takes_its_whole_heap_at_once_and_a_cluster_sized_one_is_left_alone(tmp_path):
     environ = {"RMQSPEC_CACHE_DIR": str(tmp_path)}
-    quick, _ = configure_local(RecordingBuilder(), "local[2]", True, "3g", environ)
+    quick, _ = configure_local(RecordingBuilder(), "local[2]", True, "3g", environ=environ)
     assert quick.options["spark.driver.memory"] == "3g"
     assert quick.options["spark.driver.extraJavaOptions"].split().count("-Xms3g") == 1
-    long_job, _ = configure_local(RecordingBuilder(), "local[2]", False, "3g", environ)
+    long_job, _ = configure_local(RecordingBuilder(), "local[2]", False, "3g", environ=environ)
     assert "spark.driver.memory" not in long_job.options
     assert "-Xms" not in long_job.options["spark.driver.extraJavaOptions"]
+
+
+def test_the_default_driver_runs_with_the_jvms_own_flags_and_the_tuning_is_opt_in(tmp_path):
+    """Without --tuned-jvm: no JIT, GC or heap flags and no class archive, however often the job runs."""
+    environ = {"RMQSPEC_CACHE_DIR": str(tmp_path)}
+    for _ in range(3):
+        default, pending = configure_local(RecordingBuilder(), "local[2]", False, environ=environ)
+        assert default.options["spark.driver.extraJavaOptions"].split() == [
+            f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+        ]
+        assert pending is None and list(tmp_path.iterdir()) == []
+    options = []
+    for _ in range(2):  # the archive is written from the second tuned job on
+        tuned, pending = configure_local(RecordingBuilder(), "local[2]", True, environ=environ, class_archive=True)
+        options = tuned.options["spark.driver.extraJavaOptions"].split()
+    assert pending is not None and f"-XX:ArchiveClassesAtExit={pending}" in options
+    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"} <= set(options)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from reports.render_html import render_html
 from reports.render_markdown import MAX_FAILURES, render_summary
+from reports.report_format import get_exception_message
 from reports.results import Results
-from reports.schema import get_exception_message
 from reports.tests.sample import BASELINE_LABEL, RULES
 
 ANSI = "\x1b[2J\x1b[31mred\x07"

@@ -11,7 +11,7 @@ from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET, 
 from conformance.predict import RunSettings, predict
 from conformance.verdicts import check_declarations, judge
 from conformance.workload import Fault, MessageSpec, Workload
-from model.message import compute_message_id
+from model.values.message import compute_message_id
 
 CPP = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq", "bindingVersion": "0.4.4"}
 JAVA = {"name": "rocketmq-client-java", "version": "4.9.8"}

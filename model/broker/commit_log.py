@@ -1,0 +1,84 @@
+"""The store's entries (spec/03-store.md): a commit-log record per stored message, and a consume-queue unit per
+message in a queue (the schedule queues of SCHEDULE_TOPIC_XXXX included), each a named frozen record."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from itertools import chain
+
+import immutables
+
+from model.values.message import Message
+from model.values.records import record
+
+
+@record  # built at every put: a dict-based record builds faster than a slotted one (benchmarks/NOTES.md)
+class ConsumeQueueUnit:
+    """One consume-queue entry: where the message is in the commit log and its tags code.
+
+    `stored_at` is the virtual time of the put; it differs from the message's store timestamp only for a broker
+    whose wall clock was ahead at the put (ST-03, a clock later set back). `log_index` is the message's position in
+    the model's commit log (a model detail: RocketMQ reads the commit log at the physical offset). In a schedule
+    queue the tags code is the deliver timestamp (ST-03).
+    """
+
+    commit_log_offset: int
+    size: int
+    tags_code: int
+    stored_at: int
+    log_index: int
+
+
+@record  # built at every put and delivery, as ConsumeQueueUnit
+class CommitLogRecord:
+    """The commit log's copy of a stored message: its fields as Message has them, the properties as one flat tuple
+    (name, value, name, value, ...), which is what the store keeps (Java's propertiesString)."""
+
+    topic: str
+    body: bytes
+    tags: str | None
+    queue_id: int
+    queue_offset: int
+    commit_log_offset: int
+    msg_id: str
+    reconsume_times: int
+    flag: int
+    born_timestamp: int
+    store_timestamp: int
+    properties: tuple
+
+    def get_property_pairs(self) -> Iterator[tuple[str, str]]:
+        """The (name, value) pairs of the properties the record holds."""
+        flat = self.properties
+        return zip(flat[::2], flat[1::2], strict=True)
+
+    def get_properties(self) -> dict:
+        """The properties the record holds, as a dict."""
+        return dict(self.get_property_pairs())
+
+
+def compute_flat_properties(properties: Mapping) -> tuple:
+    """A property map as one flat tuple: name, value, name, value, ..."""
+    return tuple(chain.from_iterable(properties.items()))
+
+
+def compute_log_record(message: Message) -> CommitLogRecord:
+    """The commit log's copy of a stored message."""
+    return CommitLogRecord(message.topic, message.body, message.tags, message.queue_id, message.queue_offset,
+                           message.commit_log_offset, message.msg_id, message.reconsume_times, message.flag,
+                           message.born_timestamp, message.store_timestamp, compute_flat_properties(message.properties))
+
+
+def compute_logged_message(record: CommitLogRecord) -> Message:
+    """The message a commit-log record holds (the inverse of compute_log_record)."""
+    return Message(record.topic, record.body, record.tags, immutables.Map(record.get_property_pairs()),
+                   record.queue_id, record.queue_offset, record.commit_log_offset, record.msg_id,
+                   record.reconsume_times, record.flag, record.born_timestamp, record.store_timestamp)
+
+
+def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,
+                         reconsume_times: int, flag: int, born_timestamp: int, store_timestamp: int) -> CommitLogRecord:
+    """A record about to be put: every field but the queue offset, physical offset and msg id, which the put
+    assigns (append_record)."""
+    return CommitLogRecord(topic, body, tags, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp,
+                           store_timestamp, flat_properties)

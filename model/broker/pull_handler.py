@@ -1,0 +1,34 @@
+"""The broker's PULL_MESSAGE lookup (PullMessageProcessor over DefaultMessageStore.getMessage, spec/07-pull.md):
+the queue's units from the requested offset, filtered by the subscription's tag hashes."""
+
+from __future__ import annotations
+
+from model.broker.commit_log import compute_logged_message
+from model.broker.state import Broker
+from model.values.message import MessageQueue
+
+# DefaultMessageStore.getMessage scans at most max(16000 bytes, maxMsgNums * 20) of consume queue = 800 units.
+MAX_FILTER_SCAN_UNITS = 800
+
+
+def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: int, codes: frozenset | None,
+                    batch_size: int) -> tuple[str, list, int]:
+    """[PL-04] The broker's answer: (status, messages, nextBeginOffset). Offsets outside [min, max] are
+    OFFSET_ILLEGAL, offset == max is NO_NEW_MSG, otherwise units are scanned and kept when their tags code is in
+    `codes` (None: every unit; a hash collision passes) until `batch_size` matched — FOUND, or NO_MATCHED_MSG if
+    none did."""
+    store = broker.store
+    queue = store.get_queue_units(mq.topic, mq.queue_id)
+    high = len(queue)
+    if offset < min_offset or offset > high:
+        return "OFFSET_ILLEGAL", [], min_offset if offset < min_offset else high
+    if offset == high:
+        return "NO_NEW_MSG", [], offset
+    found, position, log = [], offset, store.commit_log
+    for unit in queue.iterate(offset, offset + max(MAX_FILTER_SCAN_UNITS, batch_size)):
+        if len(found) == batch_size:
+            break
+        if codes is None or unit.tags_code in codes:
+            found.append(compute_logged_message(log[unit.log_index]))
+        position += 1
+    return ("FOUND" if found else "NO_MATCHED_MSG"), found, position

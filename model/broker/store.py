@@ -1,0 +1,209 @@
+"""The store's write side: commit log, consume queues and the delay-level rewrite (spec/03-store.md)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+
+import immutables
+from attrs import field, frozen
+
+from model.broker.commit_log import (
+    CommitLogRecord,
+    ConsumeQueueUnit,
+    compute_draft_record,
+    compute_flat_properties,
+    compute_logged_message,
+)
+from model.values.append_log import EMPTY_LOG, AppendLog
+from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
+from model.values.message import (
+    PROPERTY_DELAY_TIME_LEVEL,
+    PROPERTY_REAL_QUEUE_ID,
+    PROPERTY_REAL_TOPIC,
+    SCHEDULE_TOPIC,
+    Message,
+    compute_message_id,
+    java_string_hash,
+)
+from model.values.records import bounded_repr, evolve, record
+
+# A consume queue is an AppendLog of units, indexed by queue offset.
+EMPTY_QUEUE = EMPTY_LOG
+
+
+def get_commit_log_offset(record: CommitLogRecord) -> int:
+    return record.commit_log_offset
+
+
+class PutMessageStatus(enum.Enum):
+    PUT_OK = "PUT_OK"
+
+
+@frozen
+class ConsumeQueue:
+    """A consume queue as its readers see it: sized, and indexed by queue offset to a ConsumeQueueUnit."""
+
+    units: AppendLog
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __getitem__(self, queue_offset: int) -> ConsumeQueueUnit:
+        return self.units[queue_offset]
+
+
+@record
+class Store:
+    """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
+
+    __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
+    commit_log: AppendLog = EMPTY_LOG
+    next_physical_offset: int = 0
+    consume_queues: immutables.Map = field(factory=immutables.Map)
+    # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
+    schedule_queues: tuple = ()
+
+    def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        return ConsumeQueue(self.get_queue_units(topic, queue_id))
+
+    def get_queue_units(self, topic: str, queue_id: int) -> AppendLog:
+        """The queue's units (ConsumeQueueUnit) by queue offset."""
+        return self.consume_queues.get((topic, queue_id), EMPTY_QUEUE)
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        return len(self.get_queue_units(topic, queue_id))
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        """GET_MIN_OFFSET: 0, since the model's store never deletes a message."""
+        return 0
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or after `timestamp`, else the max offset."""
+        high = self.get_max_offset_in_queue(topic, queue_id)
+        return next((offset for offset in range(high)
+                     if self.get_message(topic, queue_id, offset).store_timestamp >= timestamp), high)
+
+    def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
+        """lookMessageByOffset: the stored message at a physical offset, or None."""
+        index = self.commit_log.bisect_left(commit_log_offset, get_commit_log_offset)
+        if index < len(self.commit_log) and self.commit_log[index].commit_log_offset == commit_log_offset:
+            return compute_logged_message(self.commit_log[index])
+        return None
+
+    def get_message_at(self, log_index: int) -> Message:
+        """The message at a position of the commit log (a consume-queue unit's `log_index`)."""
+        return compute_logged_message(self.commit_log[log_index])
+
+    def get_messages(self) -> Iterator[Message]:
+        """Every stored message, in commit-log order."""
+        return map(compute_logged_message, self.commit_log)
+
+    def get_message(self, topic: str, queue_id: int, queue_offset: int) -> Message | None:
+        queue = self.get_queue_units(topic, queue_id)
+        if 0 <= queue_offset < len(queue):
+            return self.get_message_at(queue[queue_offset].log_index)
+        return None
+
+
+def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
+    """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
+    with the properties flat (name, value, ...): the string has one separator after each name and each value."""
+    return 100 + len(body) + sum(map(len, flat_properties)) + len(flat_properties)
+
+
+def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
+    """[ST-04] A delay level above the maximum is stored as the maximum."""
+    return min(level, len(delays))
+
+
+def compute_delay_properties(message: Message, level: int) -> Mapping:
+    """The properties of a parked message: the clamped level, the real topic and the real queue id (ST-01)."""
+    return message.properties.update(
+        {PROPERTY_DELAY_TIME_LEVEL: str(level), PROPERTY_REAL_TOPIC: message.topic,
+         PROPERTY_REAL_QUEUE_ID: str(message.queue_id)}
+    )
+
+
+def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> Message:
+    """[ST-01] A message with delay level > 0 is parked in SCHEDULE_TOPIC_XXXX queue level - 1, the level clamped
+    to the maximum, with its real topic and queue kept in REAL_TOPIC and REAL_QID."""
+    level = compute_clamped_delay_level(message.delay_time_level, delays)
+    return evolve(message, topic=SCHEDULE_TOPIC, queue_id=delay_level_to_queue_id(level),
+                  properties=compute_delay_properties(message, level))
+
+
+def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
+    """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash.
+
+    A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
+    """
+    if record.topic == SCHEDULE_TOPIC:
+        delay = record.get_properties().get(PROPERTY_DELAY_TIME_LEVEL)
+        level = compute_clamped_delay_level(int(delay or 0), delays)
+        if level > 0:
+            return compute_deliver_timestamp(delays, level, record.store_timestamp)
+    return java_string_hash(record.tags)
+
+
+def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[int, ...],
+                  tags_code: int | None = None) -> tuple[Store, CommitLogRecord]:
+    """[ST-06] Append a drafted record to the commit log and its unit to the consume queue of its topic and queue
+    id, assigning the queue offset, the physical offset and the msg id; return the new store and the record.
+
+    `tags_code` is the unit's tags code when the caller already knows it (ST-03), else it is computed here."""
+    topic, queue_id = draft.topic, draft.queue_id
+    key = (topic, queue_id)
+    queue = store.consume_queues.get(key, EMPTY_QUEUE)
+    physical, log = store.next_physical_offset, store.commit_log
+    # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
+    record = evolve(draft, queue_offset=queue.length, commit_log_offset=physical, msg_id=compute_message_id(physical))
+    size = compute_stored_size(draft.body, draft.properties)
+    if tags_code is None:
+        tags_code = compute_tags_code(draft, delays)
+    queue = queue.append(ConsumeQueueUnit(physical, size, tags_code, now, log.length))
+    schedule_queues = store.schedule_queues
+    if topic == SCHEDULE_TOPIC:
+        missing = queue_id + 1 - len(schedule_queues)
+        if missing > 0:
+            schedule_queues += (EMPTY_QUEUE,) * missing
+        schedule_queues = schedule_queues[:queue_id] + (queue,) + schedule_queues[queue_id + 1:]
+    store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
+    return store, record
+
+
+def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
+               stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, CommitLogRecord, Mapping]:
+    """[ST-06] Append a message to the commit log and its consume queue, rewriting a delayed one first (ST-01).
+
+    `stored_properties` is Java's propertiesString: what the commit log keeps when the caller computed it before
+    changing the property map (ST-05); the delay check always reads `message.properties`. `clock_lead` models a
+    broker wall clock that is ahead of the virtual clock by that many ms (it is set back later, DT-07).
+    Returns the new store, the commit-log record appended and the property map it holds.
+    """
+    level = message.delay_time_level
+    if level > 0:
+        # transform_delay_level_message, folded into the one copy of the message that the store makes
+        level = compute_clamped_delay_level(level, delays)
+        topic, queue_id = SCHEDULE_TOPIC, delay_level_to_queue_id(level)
+        properties = compute_delay_properties(message, level)
+    else:
+        topic, queue_id = message.topic, message.queue_id
+        properties = message.properties if stored_properties is None else stored_properties
+    stored_at = now + clock_lead
+    draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
+                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at)
+    # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
+    tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
+    store, record = append_record(store, draft, now, delays, tags_code)
+    return store, record, properties
+
+
+def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
+                stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
+    """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
+    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                           clock_lead=clock_lead)
+    return store, Message(record.topic, record.body, record.tags, properties, record.queue_id, record.queue_offset,
+                          record.commit_log_offset, record.msg_id, record.reconsume_times, record.flag,
+                          record.born_timestamp, record.store_timestamp)

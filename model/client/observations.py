@@ -1,0 +1,105 @@
+"""What a user of a real cluster sees of the consumer group (spec/11-guarantees.md): listener invocations,
+processed results, send-back outcomes, DLQ arrivals, offsets updated and committed, pulls, and notes of the other rules
+a step exercised. The client's steps make them; `model.system.step.step` returns them.
+
+The records built at every consumed message are declared `@record` (model/values/records.py: frozen, dict-based).
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from model.client.listener import ConsumeStatus
+from model.values.message import Message, MessageQueue
+from model.values.records import record
+
+
+@record
+class ListenerInvoked:
+    """The listener is called with these messages, as it sees them (topic reset, CONSUME_START_TIME set)."""
+
+    client_id: str
+    request_id: int
+    queue: MessageQueue
+    messages: tuple[Message, ...]
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@record
+class ConsumeProcessed:
+    request_id: int
+    status: ConsumeStatus
+    ack_index: int
+    succeeded: tuple[Message, ...]
+    failed: tuple[Message, ...]
+    discarded: bool
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@record
+class SendBackOutcome:
+    """One failed message's way back: `path` is "rpc", "fallback" or "failed" (local 5 s retry)."""
+
+    message: Message
+    path: str
+    stored: Message | None
+    delay_level: int
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class DlqArrival:
+    message: Message
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@record
+class OffsetUpdated:
+    """The client's in-memory offset of a queue (RemoteBrokerOffsetStore / LocalFileOffsetStore)."""
+
+    client_id: str
+    queue: MessageQueue
+    offset: int
+    time: int
+    rules: tuple[str, ...] = ()
+    # Which ProcessQueue lifetime: a re-added queue starts a new offset history (removeDirtyOffset).
+    lifetime: tuple[int, int] = (0, 0)
+
+
+@frozen
+class OffsetCommitted:
+    """The broker's persisted offset of a queue changed; `source` is "persist" (a one-way commit) or "pull" (the
+    piggybacked offset); `lifetime` is the sending ProcessQueue's (incarnation, generation)."""
+
+    queue: MessageQueue
+    offset: int
+    previous: int
+    source: str
+    time: int
+    rules: tuple[str, ...] = ()
+    lifetime: tuple[int, int] = (0, 0)
+
+
+@record
+class PullObserved:
+    client_id: str
+    queue: MessageQueue
+    status: str
+    offset: int
+    next_offset: int
+    found: int
+    time: int
+    rules: tuple[str, ...] = ()
+
+
+@frozen
+class Note:
+    """Any other rule a step exercised (flow control back-off, a discarded result, a dropped queue, ...)."""
+
+    what: str
+    time: int
+    rules: tuple[str, ...] = ()

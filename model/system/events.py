@@ -1,0 +1,78 @@
+"""The events from outside the modelled cluster, the inputs of `model.system.step.step` (spec/11-guarantees.md):
+a produce, a listener's result, the clock moving, a held one-way commit arriving, membership changes, a crash, lock
+request faults, expired commit-log files."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from model.client.listener import ListenerResult
+from model.values.message import MessageQueue
+from model.values.records import record
+
+
+@record
+class Produce:
+    """A producer sends one message to `TOPIC` queue `queue_id` (optionally with tags and a delay level)."""
+
+    uniq_key: str
+    queue_id: int = 0
+    tags: str | None = None
+    delay_level: int = 0
+
+
+@record
+class CompleteConsume:
+    """A running listener invocation returns; the two flags inject a failing send-back RPC / fallback send."""
+
+    request_id: int
+    result: ListenerResult = ListenerResult()
+    send_back_rpc_fails: bool = False
+    fallback_fails: bool = False
+
+
+@frozen
+class Advance:
+    """The virtual clock moves to `until`, firing every timer due on the way, in time order."""
+
+    until: int
+
+
+@frozen
+class DeliverOneway:
+    """A held one-way offset commit (index into `System.oneway`) reaches the broker now; `lose` drops it."""
+
+    index: int
+    lose: bool = False
+
+
+@frozen
+class SetMembers:
+    """The group's live instances become `client_ids` (join, graceful leave); every live instance re-balances."""
+
+    client_ids: tuple[str, ...]
+
+
+@frozen
+class Crash:
+    """An instance dies hard: no persist, no shutdown hooks; its queues are re-balanced by the survivors."""
+
+    client_id: str
+
+
+@frozen
+class LockRequestsFail:
+    """From now on (`failing`) or no longer, the instance's lock requests to the broker fail before they arrive
+    (a partition between the instance and the broker, a broker too busy to answer within 1 s): lockAll's lockBatch
+    and lock(mq) throw, and the client changes nothing."""
+
+    client_id: str
+    failing: bool = True
+
+
+@frozen
+class ExpireQueueHead:
+    """The broker deletes old commit-log files: offsets below `min_offset` of a queue are gone (OFFSET_ILLEGAL)."""
+
+    queue: MessageQueue
+    min_offset: int

@@ -1,0 +1,100 @@
+"""The system step function `(system, event) -> (system, observations)` (spec/11-guarantees.md): each event from
+outside goes to its handler, `Advance` to the scheduler (model/system/scheduler.py); model/system/drain.py runs a
+system to quiescence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from model.broker.state import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic
+from model.broker.store import put_record
+from model.client.consume_mode import get_consume_service
+from model.client.pull import wake_parked_pulls
+from model.client.rebalance import crash, set_members
+from model.client.remote_offsets import commit_broker_offset
+from model.system.events import (
+    Advance,
+    CompleteConsume,
+    Crash,
+    DeliverOneway,
+    ExpireQueueHead,
+    LockRequestsFail,
+    Produce,
+    SetMembers,
+)
+from model.system.observations import Produced
+from model.system.scheduler import advance
+from model.system.state import System
+from model.values.config import Config
+from model.values.message import create_message, get_retry_topic, java_string_hash
+from model.values.names import GROUP, TOPIC
+from model.values.records import evolve
+
+
+def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_queue_nums: int = 2,
+                  subscription: frozenset | None = None, hold_oneway: bool = False) -> System:
+    """[SY-01] A broker with the topic and the group's %RETRY% topic (created at the consumer's first heartbeat,
+    with retryQueueNums queues), and the group's instances started and balanced at time 0."""
+    broker = create_broker(config, GROUP, {TOPIC: topic_queue_nums})
+    if config.is_clustering and config.retry_queue_nums > 0:
+        broker, _ = get_or_create_topic(broker, get_retry_topic(GROUP), config.retry_queue_nums,
+                                        PERM_READ | PERM_WRITE)
+    codes = frozenset(java_string_hash(tag) for tag in subscription) if subscription is not None else frozenset()
+    system = System(config=config, broker=broker, topic_queue_nums=topic_queue_nums, subscription=subscription,
+                    subscription_codes=codes, hold_oneway=hold_oneway)
+    system, _ = set_members(system, members)
+    return system
+
+
+def on_produce(system: System, event: Produce) -> tuple[System, list]:
+    message = create_message(TOPIC, event.uniq_key, body=event.uniq_key.encode(), tags=event.tags,
+                             queue_id=event.queue_id, delay_level=event.delay_level, born_timestamp=system.now)
+    store, record, _properties = put_record(system.broker.store, message, system.now, system.config.delay_levels)
+    return evolve(system, broker=evolve(system.broker, store=store)), [Produced(record, system.now, ("SY-01",))]
+
+
+def on_complete(system: System, event: CompleteConsume) -> tuple[System, list]:
+    return get_consume_service(system.config).complete(system, event)
+
+
+def on_deliver_oneway(system: System, event: DeliverOneway) -> tuple[System, list]:
+    """[SY-02] A held one-way offset commit arrives (in any order relative to later ones) or is lost."""
+    if not 0 <= event.index < len(system.oneway):
+        return system, []
+    commit = system.oneway[event.index]
+    system = evolve(system, oneway=system.oneway.delete(event.index))
+    if event.lose:
+        return system, []
+    return commit_broker_offset(system, commit.queue, commit.offset, "persist", ("SY-02",), commit.lifetime)
+
+
+def on_expire_queue_head(system: System, event: ExpireQueueHead) -> tuple[System, list]:
+    low = max(system.min_offsets.get(event.queue, 0), event.min_offset)
+    return evolve(system, min_offsets=system.min_offsets.set(event.queue, low)), []
+
+
+def on_lock_requests_fail(system: System, event: LockRequestsFail) -> tuple[System, list]:
+    """[LK-07] The instance's lock requests start or stop failing."""
+    faults = system.lock_faults | {event.client_id} if event.failing else system.lock_faults - {event.client_id}
+    return evolve(system, lock_faults=frozenset(faults)), []
+
+
+EVENT_HANDLERS: dict[type, Callable] = {
+    Produce: on_produce,
+    CompleteConsume: on_complete,
+    DeliverOneway: on_deliver_oneway,
+    SetMembers: lambda system, event: set_members(system, event.client_ids),
+    Crash: lambda system, event: crash(system, event.client_id),
+    ExpireQueueHead: on_expire_queue_head,
+    LockRequestsFail: on_lock_requests_fail,
+}
+
+
+def step(system: System, event) -> tuple[System, list]:
+    """[SY-01] The one transition of the whole system: an event in, the next state and what a user sees out."""
+    if isinstance(event, Advance):
+        return advance(system, event.until)
+    store = system.broker.store
+    system, observations = EVENT_HANDLERS[type(event)](system, event)
+    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
+    return wake_parked_pulls(system, store), observations

@@ -1,0 +1,82 @@
+"""An append-only persistent sequence: the shape of the store's commit log and consume queues (spec/03-store.md).
+
+Entries live in tuples of 32 (chunks) kept in an immutables.Map by chunk number, plus the last, partly filled
+chunk as the tail. An append copies at most the 32 references of the tail, and every 32nd append sets one map entry;
+an index is one map lookup and one tuple index.
+
+Why not a vector or a map by index: benchmarks/NOTES.md.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+
+import immutables
+from attrs import field
+
+from model.values.records import record
+
+CHUNK_BITS = 5
+CHUNK_SIZE = 1 << CHUNK_BITS
+CHUNK_MASK = CHUNK_SIZE - 1
+
+
+@record
+class AppendLog:
+    """Entries 0 .. len - 1; full chunks by chunk number, then the tail."""
+
+    chunks: immutables.Map = field(factory=immutables.Map)
+    tail: tuple = ()
+    length: int = 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int):
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(f"AppendLog index {index} out of range for length {self.length}")
+        tail_start = self.length - len(self.tail)
+        if index >= tail_start:
+            return self.tail[index - tail_start]
+        return self.chunks[index >> CHUNK_BITS][index & CHUNK_MASK]
+
+    def __iter__(self) -> Iterator:
+        for number in range(len(self.chunks)):
+            yield from self.chunks[number]
+        yield from self.tail
+
+    def iterate(self, start: int, stop: int) -> Iterator:
+        """The entries start .. stop - 1 (clipped to the log), a chunk at a time rather than an index each."""
+        stop, tail_start = min(stop, self.length), self.length - len(self.tail)
+        while start < min(stop, tail_start):
+            chunk = self.chunks[start >> CHUNK_BITS]
+            end = min(stop - (start & ~CHUNK_MASK), CHUNK_SIZE)
+            yield from chunk[start & CHUNK_MASK:end]
+            start += end - (start & CHUNK_MASK)
+        if start < stop:
+            yield from self.tail[start - tail_start:stop - tail_start]
+
+    def bisect_left(self, value, key: Callable) -> int:
+        """The first index whose entry's `key` is >= value, for entries sorted by that key (a binary search over the
+        chunks' last entries, then one within the chunk found)."""
+        low, high = 0, len(self.chunks)
+        while low < high:
+            middle = (low + high) // 2
+            if key(self.chunks[middle][-1]) < value:
+                low = middle + 1
+            else:
+                high = middle
+        chunk = self.chunks[low] if low < len(self.chunks) else self.tail
+        return low * CHUNK_SIZE + bisect_left(chunk, value, key=key)
+
+    def append(self, entry) -> AppendLog:
+        tail = self.tail + (entry,)
+        if len(tail) < CHUNK_SIZE:
+            return AppendLog(self.chunks, tail, self.length + 1)
+        return AppendLog(self.chunks.set(self.length >> CHUNK_BITS, tail), (), self.length + 1)
+
+
+EMPTY_LOG = AppendLog()

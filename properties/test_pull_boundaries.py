@@ -1,0 +1,51 @@
+"""The pull's two boundaries, drawn exactly at the limit: the broker's answer at the queue's end (PL-04) and the
+client's piggybacked offset at 0 (PL-07). Each test puts one pull where the rule decides and asks the model."""
+
+from __future__ import annotations
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from model.broker.consumer_offsets import query_offset
+from model.broker.pull_handler import get_broker_pull
+from model.client.offset_store import update_offset
+from model.client.pull import commit_piggyback
+from model.system.events import Produce
+from model.system.step import create_system
+from model.values.config import Config, MessageModel
+from model.values.message import MessageQueue
+from model.values.names import GROUP, TOPIC
+from model.values.records import evolve
+from properties.steps import run
+
+Q0 = MessageQueue(TOPIC, 0)
+
+
+@given(stored=st.integers(0, 5), around=st.sampled_from((-1, 0, 1)))
+def test_the_queue_end_is_no_new_message_and_one_past_it_is_illegal(stored, around):
+    """[PL-04] DefaultMessageStore.getMessage: an offset below the max offset finds its message, exactly the max
+    offset is NO_NEW_MSG (OFFSET_OVERFLOW_ONE), one past it OFFSET_ILLEGAL (OFFSET_OVERFLOW_BADLY)."""
+    system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"m{i}") for i in range(stored)])
+    offset = stored + around
+    status, found, _next = get_broker_pull(system.broker, Q0, offset, 0, None, system.config.pull_batch_size)
+    event("PL-04")
+    if offset < 0 or offset > stored:
+        assert status == "OFFSET_ILLEGAL"
+    elif offset == stored:
+        assert (status, found) == ("NO_NEW_MSG", [])
+    else:
+        assert status == "FOUND" and found[0].queue_offset == offset
+
+
+@given(in_memory=st.integers(0, 3), model=st.sampled_from(tuple(MessageModel)))
+def test_a_pull_piggybacks_only_a_positive_offset_and_only_in_clustering(in_memory, model):
+    """[PL-07] commitOffsetEnable needs CLUSTERING and an in-memory offset above 0: an offset of 0 is not sent, so
+    the broker's offset of a never-committed queue stays unset."""
+    system = create_system(Config(message_model=model), ("c1",), topic_queue_nums=1)
+    consumer = system.consumers["c1"]
+    consumer = evolve(consumer, offset_store=update_offset(consumer.offset_store, Q0, in_memory, False))
+    after, _seen = commit_piggyback(system, consumer, Q0)
+    event("PL-07")
+    sent = model is MessageModel.CLUSTERING and in_memory > 0
+    assert query_offset(after.broker, GROUP, TOPIC, 0) == (in_memory if sent else -1)

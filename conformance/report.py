@@ -28,6 +28,7 @@ from hypothesis import currently_in_test_context, event
 
 from conformance.deviations import get_declared
 from conformance.predict import JAVA_CLIENT
+from conformance.verdicts import Verdict
 from reports import run_context
 
 LOCK = threading.Lock()
@@ -78,8 +79,6 @@ def render_markdown_matrix(verdicts) -> str:
 
 def read_verdicts(run_dirs: list[Path]) -> list:
     """The verdicts recorded under `run_dirs` (conformance-*.jsonl), as Verdict values."""
-    from conformance.verdicts import Verdict
-
     verdicts = []
     for run_dir in run_dirs:
         for path in sorted(run_dir.glob("conformance-*.jsonl")):

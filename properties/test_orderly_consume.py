@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from attrs import evolve
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from model.broker.locks import on_lock_batch
@@ -133,6 +133,12 @@ def test_one_retriable_message_keeps_a_given_up_one_in_the_batch():
 
 @given(clustering=st.booleans(), locked=st.booleans(), since_lock=st.integers(0, 60_000),
        since_begin=st.integers(0, 120_000), dropped=st.booleans(), first=st.booleans())
+# The boundaries, drawn on purpose: a request yields strictly after 60 s (OR-02), a lock mark is stale strictly
+# after 30 s (LK-04).
+@example(clustering=True, locked=True, since_lock=0, since_begin=60_000, dropped=False, first=False)
+@example(clustering=True, locked=True, since_lock=0, since_begin=60_001, dropped=False, first=False)
+@example(clustering=True, locked=True, since_lock=30_000, since_begin=0, dropped=False, first=True)
+@example(clustering=True, locked=True, since_lock=30_001, since_begin=0, dropped=False, first=True)
 def test_the_gate(clustering, locked, since_lock, since_begin, dropped, first):
     """OR-01 OR-02 LK-04 LK-05"""
     config = Config(consume_mode="orderly", message_model="clustering" if clustering else "broadcasting")

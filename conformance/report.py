@@ -107,9 +107,13 @@ def record_findings(run) -> None:
     FINDINGS.extend((run.client.get("name"), finding["kind"], finding.get("code")) for finding in run.findings)
     if not run_context.is_reporting() or not run.findings:
         return
-    lines = "".join(json.dumps({"type": "conformance_finding", "run_id": run_context.get_run_id(),
-                                "client": run.client, **finding}, sort_keys=True, default=str) + "\n"
-                    for finding in run.findings)
+    append_records({"type": "conformance_finding", "run_id": run_context.get_run_id(), "client": run.client,
+                    **finding} for finding in run.findings)
+
+
+def append_records(records) -> None:
+    """Append JSON lines to this process's conformance report file, under the lock."""
+    lines = "".join(json.dumps(record, sort_keys=True, default=str) + "\n" for record in records)
     path = get_report_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with LOCK, path.open("a", encoding="utf-8") as out:
@@ -126,11 +130,7 @@ def record_verdicts(verdicts) -> None:
                 event(verdict.rule, f"{verdict.client['name']} {verdict.client['version']} {verdict.status}")
     if not run_context.is_reporting():
         return
-    path = get_report_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(to_record(v), sort_keys=True) + "\n" for v in verdicts)
-    with LOCK, path.open("a", encoding="utf-8") as out:
-        out.write(lines)
+    append_records(to_record(v) for v in verdicts)
 
 
 def main(argv: list[str] | None = None) -> int:

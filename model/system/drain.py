@@ -19,7 +19,7 @@ from model.client.offset_store import get_offset
 from model.client.pull import wake_parked_pulls
 from model.client.rebalance import get_subscribed_queues
 from model.system.events import CompleteConsume, DeliverOneway
-from model.system.scheduler import InstantBudget, compute_next_time, fire_next, get_next_kind
+from model.system.scheduler import InstantBudget, compute_next_time, fire_next
 from model.system.state import System
 from model.system.step import step
 from model.values.errors import IllegalTransition
@@ -108,8 +108,7 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             schedule_time = get_next_schedule_time(system.broker, system.config)
             if compute_next_time(system, schedule_time) is None:
                 raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
-            kind = get_next_kind(system, schedule_time)
-            system, seen = fire_next(system, schedule_time)
+            system, seen, kind = fire_next(system, schedule_time)
             budget.count(system, kind)
             system = wake_parked_pulls(system, woken_store)
         # Every branch ends with a wake of held pulls (step wakes them too).

@@ -65,22 +65,24 @@ def compute_next_time(system: System, schedule_time: int | None) -> int | None:
 
 def process_next(system: System) -> tuple[System, list]:
     """Fire the earliest timer (the broker's delay timer first on a tie) at its time."""
-    return fire_next(system, get_next_schedule_time(system.broker, system.config))
+    system, seen, _kind = fire_next(system, get_next_schedule_time(system.broker, system.config))
+    return system, seen
 
 
-def fire_next(system: System, schedule_time: int | None) -> tuple[System, list]:
+def fire_next(system: System, schedule_time: int | None) -> tuple[System, list, str]:
     """[SY-01] Fire the earliest timer at its due time, the broker's delay timer first on a tie; `schedule_time` is
-    the delay timer's next time."""
+    the delay timer's next time. Returns (system, observations, the kind fired: "DelayTimer" or the timer item's
+    class name, which the SY-12 budget counts)."""
     peeked = heap_peek(system.timers)
     if schedule_time is not None and (peeked is None or schedule_time <= peeked[0][0]):
         system = evolve(system, now=max(system.now, schedule_time))
         broker, deliveries = on_schedule_timer(system.broker, system.config, system.now)
         arrivals = [DlqArrival(d.delivered, system.now, ("SY-05",))
                     for d in deliveries if is_dlq_topic(d.topic)]
-        return evolve(system, broker=broker), arrivals
+        return evolve(system, broker=broker), arrivals, "DelayTimer"
     (at, _seq), item, timers = heap_pop(system.timers)
-    system = evolve(system, timers=timers, now=max(system.now, at))
-    return TIMER_HANDLERS[type(item)](system, item)
+    system, seen = TIMER_HANDLERS[type(item)](evolve(system, timers=timers, now=max(system.now, at)), item)
+    return system, seen, type(item).__name__
 
 
 class InstantBudget:
@@ -104,14 +106,6 @@ class InstantBudget:
         return Livelock(self.time, self.fired, tuple(sorted(self.kinds.items())))
 
 
-def get_next_kind(system: System, schedule_time: int | None) -> str:
-    """The kind of the timer `fire_next` fires next: the broker's delay timer or a client timer item's class."""
-    peeked = heap_peek(system.timers)
-    if schedule_time is not None and (peeked is None or schedule_time <= peeked[0][0]):
-        return "DelayTimer"
-    return type(peeked[1]).__name__
-
-
 def advance(system: System, until: int) -> tuple[System, list]:
     """[SY-01] Fire every timer due at or before `until`, in time order, then set the clock to `until`;
     [SY-12] unless more than MAX_TRANSITIONS_PER_INSTANT fire at one instant: then the clock stays there and the
@@ -123,8 +117,7 @@ def advance(system: System, until: int) -> tuple[System, list]:
         at = compute_next_time(system, schedule_time)
         if at is None or at > until:
             break
-        kind = get_next_kind(system, schedule_time)
-        system, seen = fire_next(system, schedule_time)
+        system, seen, kind = fire_next(system, schedule_time)
         budget.count(system, kind)
         system = wake_parked_pulls(system, woken_store)
         woken_store = system.broker.store

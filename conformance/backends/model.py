@@ -2,9 +2,7 @@
 in a background thread, seen through the `Backend` protocol of conformance/run.py.
 
 It applies the run's settings as the broker's (group, retryMaxTimes, delay table, queues), injects the
-workload's faults request by request — a send-back fault at the CONSUMER_SEND_MSG_BACK that follows delivery
-`delivery` of message `key` (the stored copy's reconsumeTimes, found by the header's commit-log offset), a pull
-fault at the `delivery`-th PULL_MESSAGE — and reports the wire trace and what each send-back stored on the
+workload's faults request by request (FaultScript) and reports the wire trace and what each send-back stored on the
 client driver's clock (`time.monotonic()` in ms).
 """
 
@@ -38,20 +36,25 @@ def is_delivery_pending(broker) -> bool:
     return any(len(queue) > get_level_offset(broker.schedule, level) for level, queue in enumerate(queues, start=1))
 
 
-class ModelBackend:
-    """One model-backed server for one workload (fresh ports, fresh state)."""
+class FaultScript:
+    """The workload's faults, request by request (called on the server's loop).
 
-    def __init__(self, runner, settings: RunSettings, workload: Workload):
-        self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
+    A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery `delivery` of message `key`: the
+    message is found by the header's commit-log offset and the delivery is the number of send-backs of that key
+    before this one (every delivery of a message but its last fails and is sent back). The stored copy's
+    reconsumeTimes would not do: when the send-back and its fallback both fail, a 4.9.8 client retries locally
+    with reconsumeTimes + 1 and sends back the same commit-log offset again, whose copy still says 0 (CC-07).
+    A pull fault hits the `delivery`-th PULL_MESSAGE.
+    """
+
+    def __init__(self, workload: Workload):
+        self.workload = workload
         self.pulls = itertools.count()
+        self.send_backs: dict[str, int] = {}
         # Keys whose last send-back the broker refused as not writeable: their fallback sends are refused too.
         self.read_only_keys: set[str] = set()
-        self.started_ms = time.monotonic() * 1000 - self.server.now()
-        self.server.faults.script = self.get_fault_kind
-        self.namesrv = self.server.namesrv_addr
 
-    def get_fault_kind(self, server, request) -> str | None:
-        """The workload's fault for this request, if any (called on the server's loop)."""
+    def __call__(self, server, request) -> str | None:
         if request.code == RequestCode.PULL_MESSAGE:
             number = next(self.pulls)
             return "pull_error" if any(f.kind == "pull_error" and f.delivery == number
@@ -63,9 +66,12 @@ class ModelBackend:
         message = server.adapter.broker.store.look_message_by_offset(int(request.header("offset", "-1")))
         if message is None:
             return None
-        fault = self.workload.get_send_back_fault(message.uniq_key, message.reconsume_times)
+        key = message.uniq_key
+        delivery = self.send_backs.get(key, 0)
+        self.send_backs[key] = delivery + 1
+        fault = self.workload.get_send_back_fault(key, delivery)
         kind = None if fault is None else fault.kind
-        (self.read_only_keys.add if kind == "broker_not_writeable" else self.read_only_keys.discard)(message.uniq_key)
+        (self.read_only_keys.add if kind == "broker_not_writeable" else self.read_only_keys.discard)(key)
         return kind
 
     def get_fallback_fault_kind(self, request) -> str | None:
@@ -76,6 +82,16 @@ class ModelBackend:
             return None
         key = decode_properties(fields.get("properties") or "").get("UNIQ_KEY", "")
         return "broker_not_writeable" if key in self.read_only_keys else None
+
+
+class ModelBackend:
+    """One model-backed server for one workload (fresh ports, fresh state)."""
+
+    def __init__(self, runner, settings: RunSettings, workload: Workload):
+        self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
+        self.started_ms = time.monotonic() * 1000 - self.server.now()
+        self.server.faults.script = FaultScript(workload)
+        self.namesrv = self.server.namesrv_addr
 
     def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
         properties = {"UNIQ_KEY": key, **({"TAGS": tags} if tags else {}),

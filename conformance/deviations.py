@@ -14,6 +14,7 @@ from collections.abc import Callable
 from attrs import frozen
 
 from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+from conformance.workload import SEND_BACK_FAULT_KINDS
 
 CPP = ("rocketmq-client-cpp", "1.2.3")
 SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
@@ -92,12 +93,12 @@ DECLARED: tuple[Deviation, ...] = (
               "%RETRY%, no local retry; the offset moves past the message",
               SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
-                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+                  run, SEND_BACK_FAULT_KINDS)),
     Deviation("SY-10", CPP,
               "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
-                  run, ("send_back_error", "send_back_timeout", "broker_not_writeable"))),
+                  run, SEND_BACK_FAULT_KINDS)),
     Deviation("CC-07", CPP,
               "with the broker not writeable the message is not kept for a local retry 5 s later",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
@@ -135,6 +136,7 @@ NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
     ("OR-05", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
     ("OR-06", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
     ("CFG-02", CPP): "1.2.3 has no maxReconsumeTimes setting at all",
+    ("RS-14", CPP): "1.2.3 sends no fallback to %RETRY% at all (CC-06's deviation), so no producer retry of one",
 }
 
 

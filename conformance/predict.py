@@ -100,7 +100,8 @@ def make_listener(workload, config: Config, settings: RunSettings, headers: list
         fault = workload.get_send_back_fault(key, delivery) if failed else None
         rpc_fails = fault is not None
         fallback_fails = rpc_fails and fault.kind == "broker_not_writeable"
-        return CompleteConsume(request.request_id, ListenerResult(CONCURRENTLY[status]), rpc_fails, fallback_fails)
+        return CompleteConsume(request.request_id, ListenerResult(CONCURRENTLY[status]), rpc_fails, fallback_fails,
+                               send_retried=rpc_fails and fault.kind == "fallback_first_refused")
 
     return listener
 

@@ -37,7 +37,7 @@ class Faults:
     send_back_silent: bool = False  # CONSUMER_SEND_MSG_BACK never answered (the client times out)
     pull_error: bool = False  # PULL_MESSAGE answered SYSTEM_ERROR
     # A workload's own faults, request by request: called with the server and the request, it returns the fault
-    # kind for that request ("send_back_error", "send_back_timeout", "broker_not_writeable", "pull_error") or None.
+    # kind for that request (conformance/workload.py's FAULT_KINDS) or None.
     script: Callable | None = None
 
     def get_kind(self, server, request) -> str | None:

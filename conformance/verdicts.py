@@ -26,6 +26,7 @@ from conformance.observe import (
 from conformance.predict import SEND_BACK_FIELDS, Prediction, RunSettings, predict
 from conformance.rules import NOT_JUDGED
 from conformance.wire_checks import WIRE_CHECKS
+from conformance.workload import SEND_BACK_FAULT_KINDS
 
 ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # A retry is due `delay` after its send-back; it must reach the listener within this much more: the model-backed
@@ -226,8 +227,11 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
         if key in get_swallowed_keys(run):
             rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
         elif hit and run.workload.mode == "concurrently":
-            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally.
-            rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
+            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally;
+            # with the fallback's first attempt refused its producer retry restarts reconsumeTimes (RS-14).
+            rule = "CC-06"
+            rules = [r for r, kind in (("CC-07", "broker_not_writeable"), ("RS-14", "fallback_first_refused"))
+                     if kind in hit]
         elif run.workload.mode == "orderly":
             rule = "OR-07"
         elif not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):
@@ -334,9 +338,12 @@ CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdic
           "CC-09": lambda run, _p: get_broadcasting_verdict(run),
           "SY-08": lambda run, _p: get_broadcasting_verdict(run),
           "OR-07": lambda run, _p: get_orderly_retry_verdict(run), "CFG-02": get_default_max_verdict,
-          "CC-06": get_fault_verdict(("send_back_error", "send_back_timeout", "broker_not_writeable"),
+          "CC-06": get_fault_verdict(SEND_BACK_FAULT_KINDS,
                                      "each message came back as the 4.9.8 client's (fallback send, else local retry)"),
           "CC-07": get_fault_verdict(("broker_not_writeable",), "the fallback failed too; retried locally 5 s later"),
+          "RS-14": get_fault_verdict(("fallback_first_refused",),
+                                     "the fallback's first attempt was refused; its producer retry restarted "
+                                     "reconsumeTimes at 0"),
           "OR-05": get_orderly_answers_verdict(True), "OR-06": get_orderly_answers_verdict(False),
           **{rule: ignore_prediction(check) for rule, check in WIRE_CHECKS.items()}}
 

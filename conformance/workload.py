@@ -27,8 +27,12 @@ SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
 # Faults the model-backed broker injects. A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery
 # `delivery` of message `key` (the broker knows the message by the header's commit-log offset), so the model and the
 # client meet it at the same point whatever their threads do; a pull fault hits the `delivery`-th PULL_MESSAGE.
+# "broker_not_writeable" refuses the client's own sends of the message to %RETRY% too (the fallback and its producer
+# retries); "fallback_first_refused" refuses only the first of them, so the producer's retry is stored (RS-14).
 SEND_BACK_FAULTS = {"send_back_error": "SYSTEM_ERROR", "send_back_timeout": "no response",
-                    "broker_not_writeable": "NO_PERMISSION"}
+                    "broker_not_writeable": "NO_PERMISSION",
+                    "fallback_first_refused": "SYSTEM_ERROR, then NO_PERMISSION to the fallback's first attempt"}
+SEND_BACK_FAULT_KINDS = tuple(SEND_BACK_FAULTS)
 FAULT_KINDS = (*SEND_BACK_FAULTS, "pull_error")
 
 

@@ -93,12 +93,14 @@ def consumer_config(version: str, orderly: bool, max_times: int, modern: bool = 
                   client_version_at_least_3_4_9=modern)
 
 
-def expected_builder_properties(msg: Message, keeps_origin: bool) -> dict:
-    """§1.5 / §3: the consumed message's properties plus RETRY_TOPIC and DELAY, minus TRAN_MSG and the two header
-    properties; ORIGIN_MESSAGE_ID as the property-order bug leaves it."""
+def expected_builder_properties(msg: Message, keeps_origin: bool, reconsume_time: int, max_times: int) -> dict:
+    """§1.5 / §3: the consumed message's properties plus RETRY_TOPIC, DELAY and the two header properties (the first
+    attempt's properties are encoded before the producer clears them, RS-11), minus TRAN_MSG; ORIGIN_MESSAGE_ID as
+    the property-order bug leaves it."""
     expected = dict(msg.properties)
     expected.pop("TRAN_MSG", None)
-    expected.update({"RETRY_TOPIC": msg.topic, "DELAY": str(3 + msg.reconsume_times)})
+    expected.update({"RETRY_TOPIC": msg.topic, "DELAY": str(3 + msg.reconsume_times),
+                     "RECONSUME_TIME": str(reconsume_time), "MAX_RECONSUME_TIMES": str(max_times)})
     if keeps_origin:
         existing = msg.properties.get("ORIGIN_MESSAGE_ID")
         client_id = msg.properties.get("UNIQ_KEY") or msg.msg_id
@@ -125,9 +127,11 @@ def check_builder(builder, orderly: bool, msg: Message, version: str, max_times:
     plus_one = ORDERLY_PLUS_ONE[version] if orderly else True
     unbounded = INTEGER_MAX_VALUE if orderly else 16  # CMOS vs DMPCI getMaxReconsumeTimes() for -1
     assert (built.topic, built.body, built.flag) == (RETRY_TOPIC, msg.body, msg.flag)
-    assert dict(built.properties) == expected_builder_properties(msg, keeps_origin)
-    assert reconsume == msg.reconsume_times + (1 if plus_one else 0)
-    assert header_max == ((unbounded if max_times == -1 else max_times) if modern else None)
+    client_max = unbounded if max_times == -1 else max_times
+    reconsume_time = msg.reconsume_times + (1 if plus_one else 0)
+    assert dict(built.properties) == expected_builder_properties(msg, keeps_origin, reconsume_time, client_max)
+    assert reconsume == reconsume_time
+    assert header_max == (client_max if modern else None)
     event("RS-11")
 
 

@@ -128,7 +128,8 @@ def test_every_model_link_is_a_module():
 
 
 def test_every_checked_by_name_resolves():
-    known = defined_names("properties", "tests", "model") | module_level_names("properties")
+    known = defined_names("properties", "tests", "model", "conformance", "differential")
+    known |= module_level_names("properties")
     known |= parameters_and_fields("properties")
     missing = [
         f"{rule_id}: {name['name']}"

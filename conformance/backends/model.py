@@ -53,6 +53,8 @@ class FaultScript:
         self.send_backs: dict[str, int] = {}
         # Keys whose last send-back the broker refused as not writeable: their fallback sends are refused too.
         self.read_only_keys: set[str] = set()
+        # Keys whose next fallback send is refused once (its producer retry is stored).
+        self.refuse_once_keys: set[str] = set()
 
     def __call__(self, server, request) -> str | None:
         if request.code == RequestCode.PULL_MESSAGE:
@@ -72,15 +74,20 @@ class FaultScript:
         fault = self.workload.get_send_back_fault(key, delivery)
         kind = None if fault is None else fault.kind
         (self.read_only_keys.add if kind == "broker_not_writeable" else self.read_only_keys.discard)(key)
+        (self.refuse_once_keys.add if kind == "fallback_first_refused" else self.refuse_once_keys.discard)(key)
         return kind
 
     def get_fallback_fault_kind(self, request) -> str | None:
         """A broker that is not writeable refuses the client's own sends to %RETRY% of a message whose send-back
-        it refused as well (the Java client's fallback and its producer's retries of it)."""
+        it refused as well (the Java client's fallback and its producer's retries of it); after a
+        "fallback_first_refused" send-back it refuses only the first of them, as NO_PERMISSION."""
         fields = decode_send_header(request.ext_fields or {}, request.code == RequestCode.SEND_MESSAGE_V2)
         if not fields.get("topic", "").startswith("%RETRY%"):
             return None
         key = decode_properties(fields.get("properties") or "").get("UNIQ_KEY", "")
+        if key in self.refuse_once_keys:
+            self.refuse_once_keys.discard(key)
+            return "broker_not_writeable"
         return "broker_not_writeable" if key in self.read_only_keys else None
 
 

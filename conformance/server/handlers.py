@@ -127,7 +127,7 @@ async def send_back(server, request: RemotingCommand) -> RemotingCommand | None:
     kind = server.faults.get_kind(server, request)
     if server.faults.send_back_silent or kind == "send_back_timeout":
         return None
-    if server.faults.send_back_error or kind == "send_back_error":
+    if server.faults.send_back_error or kind in ("send_back_error", "fallback_first_refused"):
         return make_response(request, Rs.SYSTEM_ERROR, "injected fault: send-back error")
     if kind == "broker_not_writeable":
         return make_response(request, Rs.NO_PERMISSION, "injected fault: the broker is not writeable")

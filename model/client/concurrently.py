@@ -119,7 +119,7 @@ def send_back_failed(system: System, event, pq, failed: tuple) -> tuple[System, 
             observations.append(Note("send-back skipped: no longer cached", system.now, ("CT-04",)))
             continue
         system, sent, seen = send_message_back(system, msg, level, event.send_back_rpc_fails,
-                                               event.fallback_fails, ("CC-06",))
+                                               event.fallback_fails, ("CC-06",), event.send_retried)
         observations.extend(seen)
         if not sent:
             back_failed.append(evolve(msg, reconsume_times=msg.reconsume_times + 1))

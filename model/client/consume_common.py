@@ -10,7 +10,7 @@ from model.broker.send_back import RANDOM_BOUND, ResponseCode, compute_send_back
 from model.client.consumer import ConsumeRequest, ConsumerInstance
 from model.client.observations import DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
 from model.client.offset_store import update_offset
-from model.client.retry_message import compute_fallback_retry_message
+from model.client.retry_message import compute_fallback_retry_message, compute_producer_retry
 from model.values.message import (
     PROPERTY_CONSUME_START_TIMESTAMP,
     PROPERTY_RETRY_TOPIC,
@@ -136,10 +136,11 @@ def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> 
 
 
 def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails: bool, fallback_fails: bool,
-                      rules: tuple[str, ...]) -> tuple[System, bool, list]:
+                      rules: tuple[str, ...], fallback_retried: bool = False) -> tuple[System, bool, list]:
     """[CC-06] DefaultMQPushConsumerImpl.sendMessageBack: the CONSUMER_SEND_MSG_BACK RPC, and when it fails
     (or answers anything but SUCCESS) the client fallback: a producer send of a new message to %RETRY%<group>
-    at level 3 + reconsumeTimes. Returns False only when both failed."""
+    at level 3 + reconsumeTimes (`fallback_retried`: stored by the producer's retry, RS-14). Returns False only
+    when both failed."""
     config, now = system.config, system.now
     if not rpc_fails:
         request = compute_send_back_request(msg, GROUP, config, delay_level)
@@ -150,13 +151,19 @@ def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails:
             return system, True, [outcome] + observe_stored(result.stored, now, rules)
     if fallback_fails:
         return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
-    return send_fallback(system, msg, delay_level, rules)
+    return send_fallback(system, msg, delay_level, rules, fallback_retried)
 
 
-def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[str, ...]) -> tuple[System, bool, list]:
-    """[CC-06] The fallback producer send; a refused send counts as a failure (the producer throws)."""
+def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[str, ...],
+                  retried: bool = False) -> tuple[System, bool, list]:
+    """[CC-06] The fallback producer send; a refused send counts as a failure (the producer throws). `retried`:
+    the first attempt was refused and the producer's retry sends the message without its two header properties
+    (RS-14)."""
     now = system.now
     retry, header_times, header_max = compute_fallback_retry_message(msg, GROUP, system.config)
+    if retried:
+        retry, header_times, header_max = compute_producer_retry(retry)
+        rules += ("RS-14",)
     broker, result = on_send_retry_message(system.broker, system.config, retry, header_times, header_max, now,
                                            compute_random(system))
     if result.code is not ResponseCode.SUCCESS:

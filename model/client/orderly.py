@@ -18,7 +18,7 @@ from model.broker.state import Broker
 from model.client import process_queue as pqs
 from model.client.offset_store import update_offset
 from model.client.queue_locks import is_lock_needed_to_consume
-from model.client.retry_message import compute_orderly_retry_message
+from model.client.retry_message import compute_orderly_retry_message, compute_producer_retry
 from model.values.config import Config, compute_suspend_millis, get_max_reconsume_times
 from model.values.message import PROPERTY_RECONSUME_TIME, Message
 from model.values.records import evolve
@@ -112,7 +112,7 @@ class SendBack:
 
 
 def process_check_reconsume_times(broker: Broker, config: Config, group: str, msgs, now: int, send_ok: bool,
-                                  random_int: int) -> SendBack:
+                                  random_int: int, send_retried: bool = False) -> SendBack:
     """[OR-07] checkReconsumeTimes: a message below the maximum is retried locally with reconsumeTimes + 1;
     [OR-08] one at the maximum is produced to %RETRY%<group> (the broker routes it, OR-09); a failed send keeps
     it suspended with reconsumeTimes + 1. One message to retry keeps the whole batch suspended. The counter lives
@@ -124,7 +124,8 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
             msg = msg.put_property(PROPERTY_RECONSUME_TIME, msg.reconsume_times)
             rules.append("OR-08")
             if send_ok:
-                broker, result = process_give_up_send(broker, config, group, msg, now, random_int)
+                broker, result = process_give_up_send(broker, config, group, msg, now, random_int, send_retried)
+                rules.extend(("RS-14",) if send_retried else ())
                 if result.code is ResponseCode.SUCCESS:
                     sent.append(result.stored)
                     out.append(msg)
@@ -134,10 +135,14 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
     return SendBack(broker, tuple(out), suspend, tuple(sent), tuple(rules))
 
 
-def process_give_up_send(broker: Broker, config: Config, group: str, msg: Message, now: int, random_int: int):
+def process_give_up_send(broker: Broker, config: Config, group: str, msg: Message, now: int, random_int: int,
+                         retried: bool = False):
     """[OR-09] sendMessageBack: a producer send of the message to %RETRY%<group>, which the broker's
-    handleRetryAndDLQ redirects to the DLQ or (5.0.0-5.1.0, #6163) stores as one more delayed retry."""
+    handleRetryAndDLQ redirects to the DLQ or (5.0.0-5.1.0, #6163) stores as one more delayed retry. `retried`:
+    stored by the producer's retry, without the two header properties (RS-14), so as a retry at reconsumeTimes 0."""
     retry, reconsume_header, max_header = compute_orderly_retry_message(msg, group, config)
+    if retried:
+        retry, reconsume_header, max_header = compute_producer_retry(retry)
     return on_send_retry_message(broker, config, retry, reconsume_header, max_header, now, random_int)
 
 
@@ -157,7 +162,7 @@ class ConsumeResult:
 
 def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs, outcome: OrderlyStatus, now: int, *,
                            auto_commit: bool = True, suspend_millis: int = -1, send_ok: bool = True,
-                           random_int: int = 0) -> ConsumeResult:
+                           random_int: int = 0, send_retried: bool = False) -> ConsumeResult:
     """[OR-05] With autoCommit (the default) SUCCESS, COMMIT and ROLLBACK all commit; [OR-06] without it only COMMIT
     commits, SUCCESS leaves the batch in the consuming map and ROLLBACK puts it back and resubmits; SUSPEND retries
     locally or gives up (OR-07, OR-08) — after a give-up autoCommit commits and manual commit commits nothing.
@@ -166,7 +171,7 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
     rules = ("OR-04",) if status is not outcome else ()
     delay = compute_suspend_millis(config, suspend_millis)
     if status is OrderlyStatus.SUSPEND:
-        back = process_check_reconsume_times(broker, config, group, msgs, now, send_ok, random_int)
+        back = process_check_reconsume_times(broker, config, group, msgs, now, send_ok, random_int, send_retried)
         rules += back.rules
         if back.suspend:
             pq = pqs.make_message_to_consume_again(pq, back.msgs)

@@ -181,7 +181,8 @@ def complete(system: System, event) -> tuple[System, list]:
     result = process_consume_result(system.broker, pq, system.config, GROUP, request.messages, outcome.status,
                                     system.now, auto_commit=outcome.auto_commit,
                                     suspend_millis=outcome.suspend_current_queue_time_millis,
-                                    send_ok=not event.fallback_fails, random_int=compute_random(system))
+                                    send_ok=not event.fallback_fails, random_int=compute_random(system),
+                                    send_retried=event.send_retried)
     system = evolve(system, broker=result.broker)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, result.pq))
     offset = result.commit_offset if not pq.dropped else -1

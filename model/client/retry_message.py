@@ -28,17 +28,28 @@ PROPERTY_TRANSACTION_PREPARED = "TRAN_MSG"
 
 
 def compute_send_header(message: Message, config: Config) -> tuple[Message, int | None, int | None]:
-    """[RS-11] The producer moves RECONSUME_TIME and MAX_RECONSUME_TIMES of a %RETRY% message into the header.
+    """[RS-11] The producer copies RECONSUME_TIME and MAX_RECONSUME_TIMES of a %RETRY% message into the header.
 
-    Returns the message without the two properties and the header values (None when absent; the max is also None
-    for a client older than 3.4.9, whose header the broker ignores).
+    Returns the message as its first attempt sends it — the properties were encoded before the producer cleared
+    the two from the message, so they still carry both — and the header values (None when absent; the max is also
+    None for a client older than 3.4.9, whose header the broker ignores).
     """
     reconsume = message.get_property(PROPERTY_RECONSUME_TIME)
     max_times = message.get_property(PROPERTY_MAX_RECONSUME_TIMES)
+    max_header = int(max_times) if max_times is not None and config.client_version_at_least_3_4_9 else None
+    return message, None if reconsume is None else int(reconsume), max_header
+
+
+def compute_producer_retry(message: Message) -> tuple[Message, int, None]:
+    """[RS-14] The producer's retry of a refused %RETRY% send carries neither RECONSUME_TIME nor
+    MAX_RECONSUME_TIMES: the first attempt cleared both from the message, so the header says reconsumeTimes 0 and
+    no maximum (the group's retryMaxTimes applies).
+
+    Returns the message the retry sends and its header values.
+    """
     properties = remove_property(remove_property(message.properties, PROPERTY_RECONSUME_TIME),
                                  PROPERTY_MAX_RECONSUME_TIMES)
-    max_header = int(max_times) if max_times is not None and config.client_version_at_least_3_4_9 else None
-    return evolve(message, properties=properties), None if reconsume is None else int(reconsume), max_header
+    return evolve(message, properties=properties), 0, None
 
 
 def compute_retry_properties(msg: Message, reconsume_time: int, max_times: int, keeps_origin: bool) -> Mapping:

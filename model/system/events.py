@@ -23,12 +23,15 @@ class Produce:
 
 @record
 class CompleteConsume:
-    """A running listener invocation returns; the two flags inject a failing send-back RPC / fallback send."""
+    """A running listener invocation returns; the flags inject a failing send-back RPC / fallback send, and a
+    client send to %RETRY% (fallback or orderly give-up) whose first attempt is refused and whose producer retry
+    is accepted (RS-14)."""
 
     request_id: int
     result: ListenerResult = ListenerResult()
     send_back_rpc_fails: bool = False
     fallback_fails: bool = False
+    send_retried: bool = False
 
 
 @frozen

@@ -59,3 +59,14 @@ def test_a_pull_fault_hits_the_numbered_pull():
     script = FaultScript(workload(Fault("pull_error", "m0", 2)))
     pull = RemotingCommand(Rq.PULL_MESSAGE, 3)
     assert [script(SERVER, pull) for _ in range(4)] == [None, None, "pull_error", None]
+
+
+def test_a_first_refused_fallback_refuses_only_the_first_attempt():
+    """RS-14's fault: the send-back answers an error, the fallback's first attempt is refused, the producer's retry
+    of it is stored; the next delivery's send-back is not faulted."""
+    script = FaultScript(workload(Fault("fallback_first_refused", "m0", 0)))
+    assert script(SERVER, send_back(164)) == "fallback_first_refused"
+    assert script(SERVER, fallback_send("m0")) == "broker_not_writeable"
+    assert script(SERVER, fallback_send("m0")) is None
+    assert script(SERVER, send_back(164)) is None
+    assert script(SERVER, fallback_send("m0")) is None

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 
 # `mutmut results --all true` prints one "    <module>.<x_function or xǁClassǁmethod>__mutmut_<n>: <status>" line
 # per mutant.
@@ -59,11 +60,17 @@ def format_row(name: str, counts: Counter) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def get_mutmut() -> str:
+    """mutmut beside this interpreter (a venv's, used without activating it), else the one on PATH."""
+    beside = Path(sys.executable).with_name("mutmut")
+    return str(beside) if beside.is_file() else "mutmut"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--survivors", help="write the surviving mutants' names to this file")
     args = parser.parse_args(argv)
-    listing = subprocess.run(["mutmut", "results", "--all", "true"], capture_output=True, text=True,
+    listing = subprocess.run([get_mutmut(), "results", "--all", "true"], capture_output=True, text=True,
                              timeout=RESULTS_LIMIT_S, check=False)
     if listing.returncode != 0:
         print(f"mutmut results failed ({listing.returncode}): {listing.stderr.strip()[-500:]}", file=sys.stderr)

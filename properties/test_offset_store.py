@@ -196,6 +196,18 @@ def test_remote_broker_offset_store_read_offset_success():
     assert readings == [1024, 1023, 1023, 1025]
 
 
+@given(cached=st.integers(0, 10_000), answered=st.integers(0, 10_000))
+def test_a_read_from_store_caches_the_answer_even_below_the_cache(cached, answered):
+    """OS-04: READ_FROM_STORE caches the broker's answer with a plain update, so a smaller answer replaces a larger
+    cached offset (an increase-only update would keep the cache)."""
+    store = update_offset(create_offset_store(Config()), MQS[0], cached, False)
+    store, value = read_offset(store, MQS[0], STORE, answered)
+    assert value == answered
+    assert read_offset(store, MQS[0], MEMORY).value == answered
+    if answered < cached:
+        event("OS-04")
+
+
 @pytest.mark.parametrize("version", sorted(PROFILES))
 def test_read_offset_error_codes_per_profile(version):
     """OS-04: testReadOffset_WithException — not found -1; a broker error -1 in 4.9, -2 in 5.x; remoting -2."""

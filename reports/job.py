@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
@@ -164,22 +165,32 @@ def select_spec_coverage(coverage: list[dict]) -> list[dict]:
     return [row for row in coverage if row["chapter"] is not None]
 
 
-def write_site(results: Results, out: Path, tables: str) -> str:
-    """Writes summary.md, coverage.md, index.html and coverage.png under `out`; returns the summary."""
-    from reports.render_html import render_heat_map, render_html
+def write_site(results: Results, out: Path, tables: str, sections: Sequence[tuple[str, str]] = ()) -> str:
+    """Writes summary.md, coverage.md, results.json, coverage.png, the documentation site (when mkdocs-material is
+    installed) and index.html under `out`; returns the summary. `sections`: further (heading, HTML) parts of
+    index.html."""
+    from reports import site
+    from reports.heat_map import render_heat_map
+    from reports.render_html import render_html
     from reports.render_markdown import render_coverage_page, render_summary
 
     out.mkdir(parents=True, exist_ok=True)
     heat_map = render_heat_map(results.rules, results.coverage)
     (out / "coverage.png").write_bytes(heat_map)
-    (out / "index.html").write_text(render_html(results, heat_map), encoding="utf-8")
     (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
-    paths = {
-        "HTML": str(out / "index.html"),
-        "heat map (PNG)": str(out / "coverage.png"),
-        "coverage page": str(out / "coverage.md"),
-        "Parquet tables": tables,
-    }
+    (out / site.RESULTS).write_text(results.to_json(), encoding="utf-8")
+    paths = {"HTML": str(out / "index.html"), "heat map (PNG)": str(out / "coverage.png")}
+    site_link = None
+    if site.is_mkdocs_installed():
+        try:
+            paths["documentation site"] = str(site.write_site(results, out, heat_map) / "index.html")
+            site_link = site.SITE
+        except Exception as error:  # mkdocs' strict mode: a broken link in spec/ (the tests and tox env docs fail)
+            print(f"documentation site not built: {type(error).__name__}: {error}", file=sys.stderr)
+    else:
+        paths["documentation site"] = "not built: mkdocs-material is not installed (pip install -e '.[docs]')"
+    (out / "index.html").write_text(render_html(results, heat_map, site_link, sections), encoding="utf-8")
+    paths |= {"coverage page": str(out / "coverage.md"), "Parquet tables": tables}
     summary = render_summary(results, paths)
     (out / "summary.md").write_text(summary + "\n", encoding="utf-8")
     return summary

@@ -270,7 +270,7 @@ def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, 
 
 
 def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
-    from reports.render_html import render_heat_map
+    from reports.heat_map import render_heat_map
 
     results = ingested["results"]
     job.write_site(results, tmp_path, str(tmp_path / "tables"))

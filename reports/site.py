@@ -12,6 +12,7 @@ point to pages of the site that show those files, so the site needs no repositor
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sys
@@ -121,15 +122,15 @@ def find_end_of_bullets(lines: list[str], heading: int) -> int:
     return at
 
 
-def stage_site(results: Results | None, stage: Path, heat_map: bytes | None = None) -> None:
-    """Writes the site's sources: the chapters (README.md as index.md) with coverage, the coverage page, the linked
-    source files as pages."""
+def stage_site(results: Results | None, stage: Path, heat_map: bytes | None = None, spec: Path = SPEC) -> None:
+    """Writes the site's sources: the chapters of `spec` (README.md as index.md) with coverage, the coverage page,
+    the linked source files as pages (links resolved from spec/'s place in the repository)."""
     from reports.render_markdown import render_coverage_page
 
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
     linked: set[Path] = set()
-    for chapter in sorted(SPEC.glob("*.md")):
+    for chapter in sorted(spec.glob("*.md")):
         text, found = rewrite_links(chapter.read_text(encoding="utf-8"))
         linked |= found
         if chapter.name == "README.md":
@@ -151,6 +152,8 @@ def build_site(stage: Path, site: Path) -> None:
     """mkdocs build --strict of the staged sources into `site` (mkdocs.yml's settings; a warning fails it)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
+
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # mkdocs-material's banner about a future mkdocs, once a build
 
     config = load_config(str(MKDOCS_YML), docs_dir=str(stage), site_dir=str(site), strict=True)
     build(config)

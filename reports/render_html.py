@@ -36,6 +36,7 @@ h3 { margin-top: 1.6em; } details { margin: .5em 0; }
 # Where a rule's text is: the documentation site's page when it was built beside the report (`site`), else the raw
 # chapter.
 SPEC_LINK = "../../spec"
+MAX_GAPS = 20  # gaps named in the headline; the rules table shows every one
 Section = tuple[str, str]
 
 
@@ -91,7 +92,9 @@ def render_headline(results: Results, site: str | None) -> list[str]:
     h = results.get_headline()
     configs = results.configurations
     rule_links = {rule.rule_id: rule for rule in results.rules}
-    gaps = ", ".join(f'<a href="#{get_rule_anchor(g)}">{g}</a>' for g in h["gaps"] if g in rule_links) or "none"
+    shown = [f'<a href="#{get_rule_anchor(g)}">{g}</a>' for g in h["gaps"][:MAX_GAPS] if g in rule_links]
+    more = len(h["gaps"]) - MAX_GAPS
+    gaps = ", ".join(shown) + (f" and {more} more (the rules table)" if more > 0 else "") if shown else "none"
     parts = [
         '<section id="headline"><p>',
         f"{figure('exercised', h['exercised'])}/{figure('rules', h['rules'])} spec rules exercised · "
@@ -119,7 +122,7 @@ def render_failure(index: int, row: dict) -> list[str]:
         f"<p>rules {escape(', '.join(row['rule_ids'] or []) or '(none marked)')}; run {escape(row['run_id'])}; "
         f"seed <code>{escape(row['seed'])}</code></p>",
         f"<p>{escape(row['expected_violation'])}</p>" if row["expected_violation"] else "",
-        f"<pre>{html.escape(cut(get_reason(row), FULL_COPY))}</pre>",
+        f"<pre>{html.escape(cut(get_reason(row), FULL_COPY))}</pre>" if get_reason(row) else "",
         f'<p>replay (from the repository root):</p><code class="replay">{escape(get_replay_command(row))}</code>',
         f"<details{'' if row['expected_violation'] else ' open'}><summary>shrunk counterexample "
         f"({escape(row.get('steps') or '—')} steps)</summary>"

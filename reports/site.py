@@ -20,27 +20,23 @@ from pathlib import Path
 
 from reports.results import Results
 from reports.site_rules import get_counterexamples, render_rule_status
+from reports.site_sources import get_definitions, get_source_page, stage_sources
 from reports.spec_rules import ROOT, RULE_HEADING
 
 SPEC = ROOT / "spec"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 DEFAULT_OUT = ROOT / "reports" / "out"
 STAGE, SITE, RESULTS = "site-src", "site", "results.json"
-# A link out of spec/: ](../model/client/orderly.py) or ](../differential/), with an optional #fragment.
-OUTSIDE_LINK = re.compile(r"\]\((?P<path>\.\./[^)#\s]+)(?P<fragment>#[^)\s]*)?\)")
-LANGUAGES = {".py": "python", ".md": "markdown", ".toml": "toml", ".ini": "ini", ".java": "java", ".sh": "bash"}
+# A link out of spec/ with its text: [`compute_ack_index`](../model/client/concurrently.py), ](../differential/).
+OUTSIDE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<path>\.\./[^)#\s]+)(?P<fragment>#[^)\s]*)?\)")
+NAMED = re.compile(r"`(?P<name>[A-Za-z_]\w*)")
 NO_AGGREGATE = "No aggregate yet: `python -m reports` runs the suite and writes it, then this page shows it."
 
 
-def get_source_page(path: Path) -> str:
-    """The site page (relative to the site's root) that shows a file or directory of the repository."""
-    relative = path.relative_to(ROOT).as_posix()
-    return f"source/{relative}/index.md" if path.is_dir() else f"source/{relative}.md"
-
-
 def rewrite_links(text: str) -> tuple[str, set[Path]]:
-    """`text` with every link out of spec/ pointing at the site's page of that file or directory, and the paths
-    linked. A link to something that does not exist is left alone, for the strict build to report."""
+    """`text` with every link out of spec/ pointing at the site's page of that file or directory (at the definition
+    of the first name in its text, when the file defines it at top level), and the paths linked. A link to
+    something that does not exist is left alone, for the strict build to report."""
     linked: set[Path] = set()
 
     def rewrite(match: re.Match) -> str:
@@ -48,52 +44,12 @@ def rewrite_links(text: str) -> tuple[str, set[Path]]:
         if not path.exists() or not path.is_relative_to(ROOT):
             return match.group()
         linked.add(path)
-        return f"]({get_source_page(path)}{match['fragment'] or ''})"
+        fragment = match["fragment"] or ""
+        if not fragment and path.suffix == ".py" and (named := NAMED.search(match["text"])):
+            fragment = f"#{named['name']}" if named["name"] in get_definitions(path) else ""
+        return f"[{match['text']}]({get_source_page(path)}{fragment})"
 
     return OUTSIDE_LINK.sub(rewrite, text), linked
-
-
-def get_fence(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text`."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def list_directory(path: Path) -> list[Path]:
-    """The files a directory page lists: the sources under it, no caches or hidden files."""
-    return sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file() and p.suffix in LANGUAGES and not any(part.startswith((".", "__pycache__")) for part in p.parts)
-    )
-
-
-def render_source_page(path: Path) -> tuple[str, list[Path]]:
-    """(the Markdown page of a repository file or directory, the further files it links)."""
-    relative = path.relative_to(ROOT).as_posix()
-    if path.is_dir():
-        files = list_directory(path)
-        items = [f"- [`{f.relative_to(path).as_posix()}`]({f.relative_to(path).as_posix()}.md)" for f in files]
-        return "\n".join([f"# `{relative}/`", "", *items, ""]), files
-    text = path.read_text(encoding="utf-8")
-    fence = get_fence(text)
-    language = LANGUAGES.get(path.suffix, "text")
-    return f'# `{relative}`\n\n{fence}{language} linenums="1"\n{text}\n{fence}\n', []
-
-
-def stage_sources(stage: Path, paths: set[Path]) -> None:
-    """Writes the page of every linked file and directory (and of the files a directory lists)."""
-    todo, done = sorted(paths), set()
-    while todo:
-        path = todo.pop()
-        if path in done:
-            continue
-        done.add(path)
-        page, more = render_source_page(path)
-        target = stage / get_source_page(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
-        todo += more
 
 
 def add_rule_status(text: str, results: Results | None) -> str:

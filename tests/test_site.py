@@ -116,8 +116,11 @@ def test_links_out_of_spec_are_pages_of_the_site_and_no_link_is_broken(built):
                 assert fragment in parse(target).ids, f"{page.relative_to(root)} links {href}"
             checked += 1
     assert checked > 500
-    concurrently = (root / "source" / "model" / "client" / "concurrently.py.html").read_text(encoding="utf-8")
-    assert "compute_ack_index" in concurrently
+    # A Model line leads to the function: its page has an anchor of the name where the definition starts.
+    assert "source/model/client/concurrently.py.html#compute_ack_index" in parse(root / "08-concurrently.html").links
+    concurrently = root / "source" / "model" / "client" / "concurrently.py.html"
+    after = concurrently.read_text(encoding="utf-8").split('id="compute_ack_index"', 1)[1]
+    assert "compute_ack_index" in re.sub(r"<[^>]+>", "", after)[:300]
     assert "08-concurrently.html" in {h.split("#")[0] for h in parse(root / "index.html").links}
     assert "../model/" not in (root / "08-concurrently.html").read_text(encoding="utf-8")
 
@@ -134,8 +137,10 @@ def test_a_broken_link_in_a_chapter_fails_the_strict_build(tmp_path, caplog):
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec)
     chapter = spec / "03-store.md"
-    chapter.write_text(chapter.read_text(encoding="utf-8") + "\nSee [nowhere](../model/nowhere.py).\n")
+    broken = "\nSee [nowhere](../model/nowhere.py) and [no heading](04-delay-timer.md#no-such-rule).\n"
+    chapter.write_text(chapter.read_text(encoding="utf-8") + broken)
     site.stage_site(None, tmp_path / "stage", spec=spec)
-    with pytest.raises(Abort, match="Aborted with 1 warnings in strict mode"):
+    with pytest.raises(Abort, match="Aborted with 2 warnings in strict mode"):
         site.build_site(tmp_path / "stage", tmp_path / "site")
     assert "'../model/nowhere.py'" in caplog.text and "03-store.md" in caplog.text
+    assert "does not contain an anchor '#no-such-rule'" in caplog.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from reports.render_html import render_html
+from reports.render_html import SPEC_LINK, render_html
 from reports.results import get_replay_command
 from reports.tests.sample import RULES
 from reports.tests.test_summary import failure, make_results
@@ -43,8 +43,8 @@ def test_rules_link_into_the_site_when_it_was_built_else_to_the_chapters():
     results = make_results([])
     with_site, without = render_html(results, b"", site="site"), render_html(results, b"")
     assert '<a href="site/01-a.html#aa-01-first">AA-01</a>' in with_site
-    assert '<a href="site/index.html">' in with_site and "../../spec" not in with_site
-    assert '<a href="../../spec/01-a.md#aa-01-first">AA-01</a>' in without and "site/index.html" not in without
+    assert '<a href="site/index.html">' in with_site and SPEC_LINK not in with_site
+    assert f'<a href="{SPEC_LINK}/01-a.md#aa-01-first">AA-01</a>' in without and "site/index.html" not in without
     assert len(RULES) == with_site.count("site/0")
 
 

@@ -2,7 +2,7 @@
 aggregates -> load both into the Parquet warehouse; then combine the partials of every run into the outputs.
 
     python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
-                                [--last N] [--strict] [--force]
+                                [--last N] [--strict] [--force] [--no-site]
 
 INPUT, --warehouse and --tables are any paths Spark can read and write (local, hdfs://, s3a://, ...); --out is the
 local directory of the Markdown summary, coverage page, HTML page and PNG heat map.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
+    add("--no-site", action="store_true", help="skip the documentation site OUT/site (built when mkdocs is installed)")
     add_tuning_argument(parser)
     add(
         "--lock-timeout",
@@ -164,22 +166,36 @@ def select_spec_coverage(coverage: list[dict]) -> list[dict]:
     return [row for row in coverage if row["chapter"] is not None]
 
 
-def write_site(results: Results, out: Path, tables: str) -> str:
-    """Writes summary.md, coverage.md, index.html and coverage.png under `out`; returns the summary."""
-    from reports.render_html import render_heat_map, render_html
+def write_site(
+    results: Results, out: Path, tables: str, sections: Sequence[tuple[str, str]] = (), docs: bool = True
+) -> str:
+    """Writes summary.md, coverage.md, results.json, coverage.png, the documentation site (with `docs`, when
+    mkdocs-material is installed) and index.html under `out`; returns the summary. `sections`: further (heading,
+    HTML) parts of index.html."""
+    from reports import site
+    from reports.heat_map import render_heat_map
+    from reports.render_html import render_html
     from reports.render_markdown import render_coverage_page, render_summary
 
     out.mkdir(parents=True, exist_ok=True)
     heat_map = render_heat_map(results.rules, results.coverage)
     (out / "coverage.png").write_bytes(heat_map)
-    (out / "index.html").write_text(render_html(results, heat_map), encoding="utf-8")
     (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
-    paths = {
-        "HTML": str(out / "index.html"),
-        "heat map (PNG)": str(out / "coverage.png"),
-        "coverage page": str(out / "coverage.md"),
-        "Parquet tables": tables,
-    }
+    (out / site.RESULTS).write_text(results.to_json(), encoding="utf-8")
+    paths = {"HTML": str(out / "index.html"), "heat map (PNG)": str(out / "coverage.png")}
+    site_link = None
+    if not docs:
+        paths["documentation site"] = "not built (--no-site)"
+    elif site.is_mkdocs_installed():
+        try:
+            paths["documentation site"] = str(site.write_site(results, out, heat_map) / "index.html")
+            site_link = site.SITE
+        except Exception as error:  # mkdocs' strict mode: a broken link in spec/ (the tests and tox env docs fail)
+            print(f"documentation site not built: {type(error).__name__}: {error}", file=sys.stderr)
+    else:
+        paths["documentation site"] = "not built: mkdocs-material is not installed (pip install -e '.[docs]')"
+    (out / "index.html").write_text(render_html(results, heat_map, site_link, sections), encoding="utf-8")
+    paths |= {"coverage page": str(out / "coverage.md"), "Parquet tables": tables}
     summary = render_summary(results, paths)
     (out / "summary.md").write_text(summary + "\n", encoding="utf-8")
     return summary
@@ -216,7 +232,7 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     results.ingested, results.skipped = ingested, skipped
-    print(write_site(results, args.out, tables))
+    print(write_site(results, args.out, tables, docs=not args.no_site))
     if args.strict and results.quarantine_by_reason:
         print(f"--strict: {sum(results.quarantine_by_reason.values())} input lines quarantined", file=sys.stderr)
         return 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 
 from reports.results import (
-    FAILING,
-    GAP,
     STATUS_MARK,
     Results,
     cut,
@@ -51,22 +49,18 @@ def format_time(seconds: float | None) -> str:
 
 
 def render_headline(results: Results) -> list[str]:
-    totals = {rule.rule_id: results.get_rule_totals(rule.rule_id) for rule in results.rules}
-    exercised = sum(1 for t in totals.values() if t["test_cases"])
-    gaps = [rule_id for rule_id, t in totals.items() if t["status"] == GAP]
-    failing = [rule_id for rule_id, t in totals.items() if t["status"] == FAILING]
-    seconds = sum(row["seconds"] for row in results.machine_cost)
-    covered = results.runs_covered or {}
+    headline = results.get_headline()
+    gaps, failing = headline["gaps"], headline["failing"]
     lines = [
         "# Conformance report",
         "",
-        f"**{exercised}/{len(results.rules)} spec rules exercised** · {len(gaps)} gaps · "
-        f"**{len(results.unexpected_failures)} unexpected failures** · "
-        f"{len(results.expected_failures)} expected refutations · "
-        f"{sum(results.quarantine_by_reason.values())} quarantined input lines · {seconds:,.1f} s of test cases",
+        f"**{headline['exercised']}/{headline['rules']} spec rules exercised** · {len(gaps)} gaps · "
+        f"**{headline['unexpected_failures']} unexpected failures** · "
+        f"{headline['expected_refutations']} expected refutations · "
+        f"{headline['quarantined']} quarantined input lines · {headline['seconds']:,.1f} s of test cases",
         "",
-        f"Covers the whole warehouse: {covered.get('runs', 0)} runs, started "
-        f"{format_time(covered.get('first_started_at'))} to {format_time(covered.get('last_started_at'))}, "
+        f"Covers the whole warehouse: {headline['runs']} runs, started "
+        f"{format_time(headline['first_started_at'])} to {format_time(headline['last_started_at'])}, "
         f"{len(results.configurations)} configurations ({', '.join(results.configurations) or 'none'}); "
         f"this job ingested {len(results.ingested)} new or changed runs, {len(results.skipped)} unchanged.",
         "",
@@ -133,12 +127,17 @@ def render_refutations(results: Results) -> list[str]:
     return ["", "## Expected refutations", ""] + render_table(header, rows)
 
 
-def render_cost(results: Results) -> list[str]:
+def get_costliest(results: Results, limit: int = MAX_ROWS) -> tuple[list[tuple[str, float]], list[dict]]:
+    """(the slowest tests and machines with their seconds, the costliest rules), each at most `limit`."""
     machines: dict[str, float] = {}
     for row in results.machine_cost:
         machines[row["machine"]] = machines.get(row["machine"], 0.0) + row["seconds"]
-    slow = sorted(machines.items(), key=lambda item: -item[1])[:MAX_ROWS]
-    rules = sorted(results.rule_cost, key=lambda row: -row["attributed_seconds"])[:MAX_ROWS]
+    slow = sorted(machines.items(), key=lambda item: -item[1])[:limit]
+    return slow, sorted(results.rule_cost, key=lambda row: -row["attributed_seconds"])[:limit]
+
+
+def render_cost(results: Results) -> list[str]:
+    slow, rules = get_costliest(results)
     slow_rows = [[name, f"{secs:.3f}"] for name, secs in slow]
     rule_rows = [[r["rule_id"], f"{r['attributed_seconds']:.3f}", r["test_cases"]] for r in rules]
     lines = ["", "## Cost", ""]

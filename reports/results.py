@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
-from reports.spec_rules import Rule
+from reports.spec_rules import Rule, slugify
 
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
 # Text from the reports (counterexamples, messages, file names) is shown in a terminal, Markdown and HTML: control
@@ -70,6 +71,38 @@ class Results:
             "status": status,
         }
 
+    def get_headline(self) -> dict:
+        """The figures the summary and the HTML page start with."""
+        totals = {rule.rule_id: self.get_rule_totals(rule.rule_id) for rule in self.rules}
+        covered = self.runs_covered or {}
+        return {
+            "exercised": sum(1 for t in totals.values() if t["test_cases"]),
+            "rules": len(self.rules),
+            "gaps": [rule_id for rule_id, t in totals.items() if t["status"] == GAP],
+            "failing": [rule_id for rule_id, t in totals.items() if t["status"] == FAILING],
+            "unexpected_failures": len(self.unexpected_failures),
+            "expected_refutations": len(self.expected_failures),
+            "quarantined": sum(self.quarantine_by_reason.values()),
+            "seconds": sum(row["seconds"] for row in self.machine_cost),
+            "runs": covered.get("runs", 0),
+            "first_started_at": covered.get("first_started_at"),
+            "last_started_at": covered.get("last_started_at"),
+        }
+
+    def to_json(self) -> str:
+        """The results as JSON (results.json beside the summary), for the documentation site's build step."""
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values["rules"] = [asdict(rule) for rule in self.rules]
+        values["cited_by_tests"] = sorted(self.cited_by_tests)
+        return json.dumps(values, default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> Results:
+        values = json.loads(text)
+        values["rules"] = [Rule(**rule) for rule in values["rules"]]
+        values["cited_by_tests"] = set(values["cited_by_tests"])
+        return cls(**values)
+
     @property
     def unexpected_failures(self) -> list[tuple[int, dict]]:
         """(place in `failures`, row) of each unexpected failure, newest first."""
@@ -86,9 +119,8 @@ def get_rule_anchor(rule_id: str) -> str:
 
 
 def get_heading_anchor(rule: Rule) -> str:
-    """GitHub's anchor of the rule's heading in its spec chapter."""
-    text = re.sub(r"[^\w\- ]", "", f"{rule.rule_id} {rule.title}".lower())
-    return text.replace(" ", "-")
+    """GitHub's anchor of the rule's heading in its spec chapter (the documentation site's too)."""
+    return slugify(f"{rule.rule_id} {rule.title}")
 
 
 def printable(text: object) -> str:

@@ -68,11 +68,14 @@ def get_rule_fields(spec_dir: Path = ROOT / "spec") -> dict[str, dict[str, str]]
     return fields
 
 
+def slugify(title: str, separator: str = "-") -> str:
+    """The anchor GitHub makes of a heading (lower case, punctuation dropped, each space a hyphen); the
+    documentation site (mkdocs.yml, toc) makes the same, so a `spec/NN-name.md#anchor` link works in both."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", separator)
+
+
 def get_heading_anchors(chapter: Path) -> set[str]:
-    """The anchors GitHub makes of a chapter's headings (lower case, punctuation dropped, spaces to hyphens)."""
-    anchors = set()
-    for text in chapter.read_text(encoding="utf-8").splitlines():
-        if text.startswith("#"):
-            title = text.lstrip("#").strip().lower()
-            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
-    return anchors
+    """The anchors GitHub makes of a chapter's headings."""
+    return {
+        slugify(text.lstrip("#")) for text in chapter.read_text(encoding="utf-8").splitlines() if text.startswith("#")
+    }

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
-from reports import extract, job, load, render_markdown, schema  # noqa: E402
+from reports import extract, job, load, render_markdown, schema, site  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
@@ -229,7 +229,11 @@ def test_main_writes_the_outputs_and_strict_fails_on_quarantine(spark, ingested,
     assert "data:image/png;base64," in page and (out / "coverage.png").read_bytes()[:4] == b"\x89PNG"
     for rule in get_spec_rules():
         assert f'id="{rule.rule_id.lower()}"' in page and f'<a id="{rule.rule_id.lower()}"></a>' in coverage
-    assert job.main(argv[:-1], spark=spark) == 0
+    if site.is_mkdocs_installed():  # the README's set-up installs it: the main job builds the site and links it
+        assert (out / "site" / "index.html").exists() and '<a href="site/index.html">' in page
+    assert job.main([*argv[:-1], "--no-site"], spark=spark) == 0
+    assert "- documentation site: `not built (--no-site)`" in capsys.readouterr().out
+    assert '<a href="site/index.html">' not in (out / "index.html").read_text()
 
 
 def test_a_missing_input_path_is_a_clear_error(spark, tmp_path, capsys):
@@ -270,10 +274,10 @@ def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, 
 
 
 def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
-    from reports.render_html import render_heat_map
+    from reports.heat_map import render_heat_map
 
     results = ingested["results"]
-    job.write_site(results, tmp_path, str(tmp_path / "tables"))
+    job.write_site(results, tmp_path, str(tmp_path / "tables"), docs=False)
     heat_map = (tmp_path / "coverage.png").read_bytes()
     assert heat_map.startswith(b"\x89PNG") and heat_map == render_heat_map(results.rules, results.coverage)
     assert base64.b64encode(heat_map).decode() in (tmp_path / "index.html").read_text(encoding="utf-8")
@@ -332,6 +336,7 @@ def test_concurrent_aggregates_count_like_one(spark, ingested, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     env["RMQSPEC_CACHE_DIR"] = str(tmp_path / "cache")
     base = [sys.executable, "-m", "reports", "aggregate", str(ingested["runs"]), "--warehouse", str(warehouse)]
+    base.append("--no-site")
     jobs = [
         subprocess.Popen(
             [*base, "--out", str(tmp_path / f"out{n}"), "--master", "local[1]"],

@@ -9,6 +9,7 @@ import socket
 import pytest
 
 from conformance.clients.node import find_adapter_processes, get_unavailable_reason, open_node_consumer
+from conformance.clients.protocol import get_transcript_problems, recording
 from conformance.observe import ObservedFate, get_observed_fates
 from conformance.suite.full_run import run_and_judge
 from conformance.workload import MessageSpec, Workload
@@ -19,12 +20,15 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60),
 
 def test_a_raising_listener_goes_produce_fail_retry_dlq(tmp_path):
     workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 4),))
-    run, verdicts = run_and_judge(open_node_consumer, workload, 2, str(tmp_path), "nsmoke")
+    consumers = []
+    run, verdicts = run_and_judge(recording(open_node_consumer, consumers), workload, 2, str(tmp_path), "nsmoke")
     # The client's maxReconsumeTimes 2 travels in the send-back header: 1 + 2 deliveries, then the DLQ.
     assert run.client["name"] == "ali-ons"
     assert get_observed_fates(run)["m0"] == ObservedFate("m0", (0, 1, 2), "dlq")
     assert verdicts["SB-09"] == "conforms" and verdicts["CC-04"] == "conforms", verdicts
     assert verdicts["RB-05"] == "deviates" and verdicts["CC-05"] == "deviates", verdicts
+    # Every line the adapter and the harness exchanged is adapter protocol v1 (its JSON Schema).
+    assert get_transcript_problems(consumers) == []
     # Nothing leaks: no adapter process left, the name server's port closed.
     assert find_adapter_processes() == []
     host, port = run.namesrv.rsplit(":", 1)

@@ -77,10 +77,10 @@ def is_plain_clustering(run) -> bool:
 
 
 def has_failed_retry_copy(run) -> bool:
-    """A copy pulled from %RETRY% (RETRY_TOPIC set) was answered RECONSUME_LATER or NULL in a plain CLUSTERING
-    run: ali-ons reads that as a success."""
+    """A copy pulled from %RETRY% (RETRY_TOPIC set) was answered RECONSUME_LATER in a plain CLUSTERING run:
+    ali-ons reads that as a success (a null answer is CC-04's, on any copy)."""
     return is_plain_clustering(run) and any(
-        d.status in ("RECONSUME_LATER", "NULL") and "RETRY_TOPIC" in d.message["properties"] for d in run.deliveries)
+        d.status == "RECONSUME_LATER" and "RETRY_TOPIC" in d.message["properties"] for d in run.deliveries)
 
 
 def has_null_answer(run) -> bool:

@@ -32,6 +32,9 @@ ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # broker wakes a held pull when the delayed copy is stored, so this covers the delay timer's 100 ms tick, the
 # client's pull and the adapter's round trip, with room for a loaded 2-core machine.
 LATE_BOUND_MS = 3000
+# The server's trace keeps whole model milliseconds (truncated): a send-back a fast client makes in the millisecond
+# of its delivery may carry an earlier time than the delivery the driver recorded.
+TRACE_GRAIN_MS = 1.0
 INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
 # The rules a difference of fates against the model is attributed to (get_differential_verdicts).
 DIFFERENTIAL_RULES = ("CC-02", "CC-04", "CC-06", "CC-07", "OR-04", "OR-07", "SY-05")
@@ -106,7 +109,8 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
     wrong = []
     for request in requests:
         offset = int(request.fields.get("offset", -1))
-        before = [d for d in run.deliveries if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms]
+        before = [d for d in run.deliveries
+                  if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms + TRACE_GRAIN_MS]
         status = before[-1].status if before else None
         if status is None or run.workload.is_success(status):
             wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")

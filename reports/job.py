@@ -156,6 +156,7 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
         quarantine=shown,
         quarantine_by_reason=by_reason,
         cited_by_tests=set(get_cited_rule_ids(ROOT / "properties")),
+        client_matrix=found["client_matrix"],
     )
 
 
@@ -165,11 +166,13 @@ def select_spec_coverage(coverage: list[dict]) -> list[dict]:
 
 
 def write_site(results: Results, out: Path, tables: str) -> str:
-    """Writes summary.md, coverage.md, index.html and coverage.png under `out`; returns the summary."""
+    """Writes summary.md, coverage.md, index.html, coverage.png and clients.png under `out`; returns the summary."""
+    from reports.render_clients import render_client_heat_map
     from reports.render_html import render_heat_map, render_html
     from reports.render_markdown import render_coverage_page, render_summary
 
     out.mkdir(parents=True, exist_ok=True)
+    (out / "clients.png").write_bytes(render_client_heat_map(results.client_matrix))
     heat_map = render_heat_map(results.rules, results.coverage)
     (out / "coverage.png").write_bytes(heat_map)
     (out / "index.html").write_text(render_html(results, heat_map), encoding="utf-8")
@@ -177,6 +180,7 @@ def write_site(results: Results, out: Path, tables: str) -> str:
     paths = {
         "HTML": str(out / "index.html"),
         "heat map (PNG)": str(out / "coverage.png"),
+        "rule x client heat map (PNG)": str(out / "clients.png"),
         "coverage page": str(out / "coverage.md"),
         "Parquet tables": tables,
     }

@@ -6,6 +6,7 @@ import base64
 import html
 import io
 
+from reports.render_clients import render_client_section
 from reports.results import (
     STATUS_MARK,
     Results,
@@ -143,6 +144,7 @@ def render_html(results: Results, heat_map: bytes, spec_link: str = "../../spec"
         f'<img alt="rule x configuration heat map" src="data:image/png;base64,{image}">',
         "<h2>Rules x configurations (test cases)</h2>",
         *render_coverage_grid(results, spec_link),
+        render_client_section(results.client_matrix),
         "<h2>Failures</h2>",
         *render_failure_blocks(results),
         "<h2>Trend</h2>",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from reports.render_clients import render_client_markdown
 from reports.results import (
     FAILING,
     GAP,
@@ -38,6 +39,7 @@ def render_summary(results: Results, outputs: dict[str, str]) -> str:
         render_headline(results)
         + render_failures(results)
         + render_refutations(results)
+        + render_client_markdown(results.client_matrix)
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)

@@ -123,6 +123,15 @@ def append_records(records) -> None:
         out.write(lines)
 
 
+def record_unavailable(name: str, version: str, reason: str) -> None:
+    """A client that could not run: one record {"type": "conformance_client", "status": "unavailable"} with the
+    reason, so the rule x client matrix says why its column is empty (reports on only)."""
+    if run_context.is_reporting():
+        append_records([{"type": "conformance_client", "report_schema": REPORT_SCHEMA_VERSION,
+                         "run_id": run_context.get_run_id(), "client": {"name": name, "version": version},
+                         "status": "unavailable", "detail": reason}])
+
+
 def record_verdicts(verdicts) -> None:
     """Mark each verdict as a Hypothesis event, keep it for the session's matrix and, when reports are on, append
     its record."""

@@ -185,6 +185,38 @@ DECLARED: tuple[Deviation, ...] = (
               when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
 )
 
+# The smallest workload seen showing each deviation (from a full-suite run's verdict records, or pinned): Python
+# source of (workload, the client's maxReconsumeTimes), what spec/13-clients.md shows; "" where no run has shown it.
+_POISON = 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4),)), -1'
+_FALLBACK = 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), (Fault("send_back_error", "m0", 0),)), 1'
+_NOT_WRITEABLE = ('Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), '
+                  '(Fault("broker_not_writeable", "m0", 0),)), -1')
+_PLAIN = 'Workload((MessageSpec("m0", "TagA"),)), -1'
+_NULL = 'Workload((MessageSpec("m0", "TagA", 0, ("NULL",)),)), -1'
+COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
+    ("SB-09", CPP): _POISON,
+    ("SY-05", CPP): _POISON,
+    ("CC-04", CPP): "",
+    ("OR-04", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), mode="orderly"), -1',
+    ("CC-06", CPP): _FALLBACK,
+    ("SY-10", CPP): _FALLBACK,
+    ("CC-07", CPP): _NOT_WRITEABLE,
+    ("CC-02", CPP): 'Workload((MessageSpec("m0", "TagA", 1, ("EXCEPTION", "RECONSUME_LATER")),), '
+                    '(Fault("pull_error", "m0", 2), Fault("send_back_error", "m0", 3))), -1',
+    ("CC-05", CPP): _PLAIN,
+    ("RB-05", CPP): _PLAIN,
+    ("OR-07", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), '
+                    'mode="orderly"), -1',
+    ("CC-04", ALI_ONS): _NULL,
+    ("CC-06", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),)), -1',
+    ("SY-06", ALI_ONS): _FALLBACK,
+    ("CC-07", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 4),), '
+                        '(Fault("broker_not_writeable", "m0", 0), Fault("broker_not_writeable", "m0", 1))), 1',
+    ("SY-10", ALI_ONS): _NULL,
+    ("CC-05", ALI_ONS): _PLAIN,
+    ("RB-05", ALI_ONS): _PLAIN,
+}
+
 ORDERLY_ABSENT = "ali-ons has no orderly consumer (one consume service: an async listener per message)"
 NO_TIMEOUT = "ali-ons has no consumeTimeout and no cleanExpiredMsg"
 

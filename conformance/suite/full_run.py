@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from conformance.backends.model import open_model_backend
+from conformance.deviations import COUNTEREXAMPLES, get_declared
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.observe import Run
 from conformance.run import OpenClient, run_workload
-from conformance.workload import Workload
+from conformance.workload import Fault, MessageSpec, Workload
 
 EXAMPLES = int(os.environ.get("RMQSPEC_CONFORMANCE_EXAMPLES", "8"))
 REAL = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
@@ -37,3 +38,31 @@ def run_and_judge(open_client: OpenClient, workload: Workload, client_max: int, 
     run = run_workload(open_model_backend, workload, run_settings, instance, log_dir, open_client)
     verdicts = judge_run(run, f"{workload!r}, maxReconsumeTimes={client_max}")
     return run, {verdict.rule: verdict.status for verdict in verdicts}
+
+
+def get_counterexamples(client: tuple[str, str]) -> dict[str, list[str]]:
+    """The client's declared counterexamples (conformance/deviations.py), each with the rules it shows."""
+    found: dict[str, list[str]] = {}
+    for (rule, who), source in sorted(COUNTEREXAMPLES.items()):
+        if who == client and source:
+            found.setdefault(source, []).append(rule)
+    return found
+
+
+def parse_counterexample(source: str) -> tuple[Workload, int]:
+    """(workload, the client's maxReconsumeTimes) from a declared counterexample's Python source."""
+    names = {"Workload": Workload, "MessageSpec": MessageSpec, "Fault": Fault, "__builtins__": {}}
+    workload, client_max = eval(source, names)  # noqa: S307 - the project's own declarations, not input
+    return workload, client_max
+
+
+def check_counterexample(open_client, client: tuple[str, str], source: str, log_dir: str,
+                         certain: bool = True) -> dict[str, str]:
+    """Run a declared counterexample and judge it; every rule it is declared for must deviate where the
+    deviation is certain in it (a `when`, or `certain` for a deterministic client)."""
+    workload, client_max = parse_counterexample(source)
+    _run, verdicts = run_and_judge(open_client, workload, client_max, log_dir, "cx")
+    for rule in get_counterexamples(client)[source]:
+        if certain or get_declared(rule, client).when is not None:
+            assert verdicts.get(rule) == "deviates", (rule, verdicts)
+    return verdicts

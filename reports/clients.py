@@ -30,8 +30,16 @@ def strongest(status: str = "status"):
 
 
 def shortest_counterexample():
+    """The (detail, counterexample) struct of the deviation with the shortest counterexample, so that the two
+    shown together come from one verdict."""
     deviating = F.col("counterexample").isNotNull() & (F.col("counterexample") != "")
-    return F.min_by(F.when(deviating, F.col("counterexample")), F.when(deviating, F.length("counterexample")))
+    example = F.struct(F.col("detail"), F.col("counterexample"))
+    return F.min_by(F.when(deviating, example), F.when(deviating, F.length("counterexample")))
+
+
+def get_detail():
+    """A deviating cell shows the detail of its counterexample's verdict; any other the strongest verdict's."""
+    return F.coalesce(F.col("example.detail"), F.col("top.detail")).alias("detail")
 
 
 def compute_client_verdicts(records: DataFrame) -> DataFrame:
@@ -39,10 +47,17 @@ def compute_client_verdicts(records: DataFrame) -> DataFrame:
     verdicts = records.where(F.col("reason").isNull() & F.col("type").isin(VERDICT, CLIENT))
     keys = ["run_id", "client_name", "client_version", F.col("rule").alias("rule_id")]
     grouped = verdicts.groupBy(*keys).agg(
-        strongest().alias("top"), F.count(F.lit(1)).alias("verdicts"), shortest_counterexample().alias("counterexample")
+        strongest().alias("top"), F.count(F.lit(1)).alias("verdicts"), shortest_counterexample().alias("example")
     )
     return grouped.select(
-        "client_name", "client_version", "rule_id", "top.status", "verdicts", "top.detail", "counterexample", "run_id"
+        "client_name",
+        "client_version",
+        "rule_id",
+        "top.status",
+        "verdicts",
+        get_detail(),
+        "example.counterexample",
+        "run_id",
     )
 
 
@@ -54,9 +69,9 @@ def combine_client_matrix(client_verdicts: DataFrame, coverage: DataFrame) -> Da
         strongest().alias("top"),
         F.sum("verdicts").alias("verdicts"),
         F.countDistinct("run_id").alias("runs"),
-        shortest_counterexample().alias("counterexample"),
+        shortest_counterexample().alias("example"),
     )
-    clients = grouped.select(*keys, "top.status", "top.detail", "verdicts", "runs", "counterexample")
+    clients = grouped.select(*keys, "top.status", get_detail(), "verdicts", "runs", "example.counterexample")
     rules = clients.where(F.col("rule_id").isNotNull()).select("rule_id").distinct()
     cases = coverage.groupBy("rule_id").agg(F.sum("test_cases").alias("verdicts"), F.max("runs").alias("runs"))
     model = (

@@ -286,6 +286,7 @@ def test_the_rule_x_client_matrix_takes_each_clients_strongest_verdict_and_the_m
     matrix = ingested["results"].client_matrix
     cells = {(r["client_name"], r["rule_id"]): (r["status"], r["verdicts"], r["counterexample"]) for r in matrix}
     assert cells[("cx", "AA-02")] == ("deviates", 3, "W(1)")
+    assert {(r["client_name"], r["rule_id"]): r["detail"] for r in matrix}[("cx", "AA-02")] == "AA-02 deviates"
     assert cells[("cx", "AA-01")] == ("conforms", 1, None) and cells[("cx", "BB-01")][0] == "not applicable"
     assert cells[("model", "AA-01")][:2] == ("exercised", 3) and cells[("model", "BB-01")][:2] == ("gap", 0)
     assert cells[("cy", None)][0] == "unavailable"

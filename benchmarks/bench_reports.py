@@ -200,7 +200,9 @@ DUCKDB_LINES = r"""CREATE VIEW lines AS
         FROM files)
     SELECT * FROM numbered WHERE text != ''"""
 DUCKDB_KEPT = {
-    **{name: f"r.{name}" for name in ("type", "property", "writer", "status", "status_reason")},
+    **{name: f"r.{name}" for name in ("type", "property", "status", "status_reason")},
+    # A line that names no writer (a conformance verdict) has its file's: <writer>.jsonl.
+    "writer": r"coalesce(r.writer, regexp_extract(file, '([^/]+?)\.jsonl(\.gz)?$', 1))",
     "nodeid": "coalesce(r.nodeid, r.property)",
     **{name: f"r.{name}" for name in ("representation", "expected_violation", "steps", "title")},
     "reproduction_decorator": "r.metadata.reproduction_decorator",

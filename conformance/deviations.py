@@ -18,6 +18,9 @@ from conformance.workload import SEND_BACK_FAULT_KINDS
 
 CPP = ("rocketmq-client-cpp", "1.2.3")
 SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
+ALI_ONS = ("ali-ons", "3.12.0")
+ONS_SOURCE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/"
+ONS_CONSUMER = ONS_SOURCE + "lib/consumer/mq_push_consumer.js"
 
 
 @frozen
@@ -65,6 +68,36 @@ def has_local_retry(run) -> bool:
 
 def is_concurrently(run) -> bool:
     return run.workload.mode == "concurrently"
+
+
+def is_plain_clustering(run) -> bool:
+    """CLUSTERING, concurrently, no restart, no fault: every delivery the listener got is judged as is."""
+    workload = run.workload
+    return is_concurrently(run) and workload.model == "clustering" and not workload.restart_after \
+        and not workload.faults
+
+
+def has_failed_retry_copy(run) -> bool:
+    """A copy pulled from %RETRY% (RETRY_TOPIC set) was answered RECONSUME_LATER in a plain CLUSTERING run:
+    ali-ons reads that as a success (a null answer is CC-04's, on any copy)."""
+    return is_plain_clustering(run) and any(
+        d.status == "RECONSUME_LATER" and "RETRY_TOPIC" in d.message["properties"] for d in run.deliveries)
+
+
+def has_null_answer(run) -> bool:
+    return is_plain_clustering(run) and any(d.status == "NULL" for d in run.deliveries)
+
+
+def has_delivered_fallback_copy(run) -> bool:
+    """CLUSTERING, concurrently, no restart, and a copy the client's own fallback send stored (it carries
+    MAX_RECONSUME_TIMES, which a broker's send-back copy does not) reached the listener."""
+    workload = run.workload
+    return is_concurrently(run) and workload.model == "clustering" and not workload.restart_after and any(
+        "MAX_RECONSUME_TIMES" in d.message["properties"] for d in run.deliveries)
+
+
+def is_lost_to_ali_ons(run) -> bool:
+    return has_failed_retry_copy(run) or has_null_answer(run)
 
 
 DECLARED: tuple[Deviation, ...] = (
@@ -123,8 +156,77 @@ DECLARED: tuple[Deviation, ...] = (
               "maxReconsumeTimes, no give-up send to the DLQ)",
               SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
               when=lambda run: has_local_retry(run)),
+    Deviation("CC-04", ALI_ONS,
+              "a listener result other than Consumer.ACTION_RETRY is a success: a listener returning null is "
+              "consumed, not sent back (a throw is retried, as CC-04 asks)",
+              ONS_CONSUMER + "#L288-L292", when=has_null_answer),
+    Deviation("CC-06", ALI_ONS,
+              "a copy pulled from %RETRY% reaches the listener through the retry subscription's wrapper, which "
+              "drops the listener's result: RECONSUME_LATER (ACTION_RETRY) on a retry is a success, the copy is "
+              "neither sent back nor retried; and the fallback send after a failed send-back carries delay level 0 "
+              "and MAX_RECONSUME_TIMES = maxReconsumeTimes + 1 (RECONSUME_TIME = r + 1 as in 4.9.8), so a copy "
+              "4.9.8 would dead-letter is delivered once more",
+              ONS_CONSUMER + "#L131-L147", when=has_failed_retry_copy),
+    Deviation("SY-06", ALI_ONS,
+              "the fallback send after a failed send-back sets delay level 0: the copy is delivered at once, not "
+              "after level 3 + reconsumeTimes",
+              ONS_CONSUMER + "#L785-L800",
+              when=has_delivered_fallback_copy),
+    Deviation("CC-07", ALI_ONS,
+              "after both the send-back and the fallback send failed the message is retried locally 5 s later with "
+              "reconsumeTimes + 1 (as 4.9.8), but a copy whose reconsumeTimes exceeds maxReconsumeTimes is dropped "
+              "client-side instead of going to the DLQ",
+              ONS_CONSUMER + "#L279-L314", when=None),
+    Deviation("SY-10", ALI_ONS,
+              "a message is lost (neither consumed nor dead-lettered) when a retry copy is answered "
+              "RECONSUME_LATER or null, a first delivery null (CC-04, CC-06), or a local retry passes "
+              "maxReconsumeTimes (CC-07)",
+              ONS_CONSUMER + "#L279-L292", when=is_lost_to_ali_ons),
+    Deviation("CC-05", ALI_ONS,
+              "the listener's message has no CONSUME_START_TIME property",
+              ONS_CONSUMER + "#L277-L292",
+              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+    Deviation("RB-05", ALI_ONS,
+              "UPDATE_CONSUMER_OFFSET goes through invokeOneway, which never marks the command one-way: the flag "
+              "never reaches the wire (the request is not answered-for, but the broker answers it)",
+              ONS_SOURCE + "lib/channel.js#L121-L133",
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
 )
 
+# The smallest workload seen showing each deviation (from a full-suite run's verdict records, or pinned): Python
+# source of (workload, the client's maxReconsumeTimes), what spec/13-clients.md shows; "" where no run has shown it.
+_POISON = 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4),)), -1'
+_FALLBACK = 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), (Fault("send_back_error", "m0", 0),)), 1'
+_NOT_WRITEABLE = ('Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), '
+                  '(Fault("broker_not_writeable", "m0", 0),)), -1')
+_PLAIN = 'Workload((MessageSpec("m0", "TagA"),)), -1'
+_NULL = 'Workload((MessageSpec("m0", "TagA", 0, ("NULL",)),)), -1'
+COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
+    ("SB-09", CPP): _POISON,
+    ("SY-05", CPP): _POISON,
+    ("CC-04", CPP): "",
+    ("OR-04", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), mode="orderly"), -1',
+    ("CC-06", CPP): _FALLBACK,
+    ("SY-10", CPP): _FALLBACK,
+    ("CC-07", CPP): _NOT_WRITEABLE,
+    ("CC-02", CPP): 'Workload((MessageSpec("m0", "TagA", 1, ("EXCEPTION", "RECONSUME_LATER")),), '
+                    '(Fault("pull_error", "m0", 2), Fault("send_back_error", "m0", 3))), -1',
+    ("CC-05", CPP): _PLAIN,
+    ("RB-05", CPP): _PLAIN,
+    ("OR-07", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), '
+                    'mode="orderly"), -1',
+    ("CC-04", ALI_ONS): _NULL,
+    ("CC-06", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),)), -1',
+    ("SY-06", ALI_ONS): _FALLBACK,
+    ("CC-07", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 4),), '
+                        '(Fault("broker_not_writeable", "m0", 0), Fault("broker_not_writeable", "m0", 1))), 1',
+    ("SY-10", ALI_ONS): _NULL,
+    ("CC-05", ALI_ONS): _PLAIN,
+    ("RB-05", ALI_ONS): _PLAIN,
+}
+
+ORDERLY_ABSENT = "ali-ons has no orderly consumer (one consume service: an async listener per message)"
+NO_TIMEOUT = "ali-ons has no consumeTimeout and no cleanExpiredMsg"
 
 # Rules of the client half that this client cannot exercise: (rule, client) -> why.
 NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
@@ -137,6 +239,9 @@ NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
     ("OR-06", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
     ("CFG-02", CPP): "1.2.3 has no maxReconsumeTimes setting at all",
     ("RS-14", CPP): "1.2.3 sends no fallback to %RETRY% at all (CC-06's deviation), so no producer retry of one",
+    **{(rule, ALI_ONS): ORDERLY_ABSENT for rule in ("OR-04", "OR-05", "OR-06", "OR-07", "OR-13")},
+    **{(f"CT-0{n}", ALI_ONS): NO_TIMEOUT for n in range(1, 5)},
+    ("CC-03", ALI_ONS): "a listener call is one message: there is no ackIndex",
 }
 
 

@@ -3,8 +3,9 @@
 With RMQSPEC_REPORTS=1 every verdict becomes one JSON line in
 `<RMQSPEC_REPORTS_DIR>/<run id>/conformance-<writer>.jsonl` (one file per pytest process, as reports/ does):
 
-    {"type": "conformance_verdict", "run_id": ..., "client": {"name", "version", "binding"}, "rule": "SB-09",
-     "status": "conforms" | "deviates" | "not applicable" | "not judged", "detail": ..., "declared": bool,
+    {"type": "conformance_verdict", "report_schema": 1, "run_id": ..., "client": {"name", "version", "binding"},
+     "rule": "SB-09", "status": "conforms" | "deviates" | "not applicable" | "not judged", "detail": ...,
+     "declared": bool,
      "counterexample": <shrunk workload repr, deviations only>, "trace": [<wire requests>, deviations only]}
 
 The step also calls Hypothesis `event(rule, "<client name> <version> <status>")`, so the OpenPBTStats lines the
@@ -30,6 +31,7 @@ from conformance.deviations import get_declared
 from conformance.predict import JAVA_CLIENT
 from conformance.verdicts import Verdict
 from reports import run_context
+from reports.report_format import REPORT_SCHEMA_VERSION
 
 LOCK = threading.Lock()
 # Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.
@@ -95,7 +97,8 @@ def get_report_path():
 
 
 def to_record(verdict) -> dict:
-    return {"type": "conformance_verdict", "run_id": run_context.get_run_id(), "client": verdict.client,
+    return {"type": "conformance_verdict", "report_schema": REPORT_SCHEMA_VERSION, "run_id": run_context.get_run_id(),
+            "client": verdict.client,
             "rule": verdict.rule, "status": verdict.status, "detail": verdict.detail,
             "declared": get_declared(verdict.rule, verdict.client_key) is not None,
             "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
@@ -107,8 +110,8 @@ def record_findings(run) -> None:
     FINDINGS.extend((run.client.get("name"), finding["kind"], finding.get("code")) for finding in run.findings)
     if not run_context.is_reporting() or not run.findings:
         return
-    append_records({"type": "conformance_finding", "run_id": run_context.get_run_id(), "client": run.client,
-                    **finding} for finding in run.findings)
+    append_records({"type": "conformance_finding", "report_schema": REPORT_SCHEMA_VERSION,
+                    "run_id": run_context.get_run_id(), "client": run.client, **finding} for finding in run.findings)
 
 
 def append_records(records) -> None:
@@ -118,6 +121,15 @@ def append_records(records) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with LOCK, path.open("a", encoding="utf-8") as out:
         out.write(lines)
+
+
+def record_unavailable(name: str, version: str, reason: str) -> None:
+    """A client that could not run: one record {"type": "conformance_client", "status": "unavailable"} with the
+    reason, so the rule x client matrix says why its column is empty (reports on only)."""
+    if run_context.is_reporting():
+        append_records([{"type": "conformance_client", "report_schema": REPORT_SCHEMA_VERSION,
+                         "run_id": run_context.get_run_id(), "client": {"name": name, "version": version},
+                         "status": "unavailable", "detail": reason}])
 
 
 def record_verdicts(verdicts) -> None:

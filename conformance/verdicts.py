@@ -33,6 +33,9 @@ ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 # broker wakes a held pull when the delayed copy is stored, so this covers the delay timer's 100 ms tick, the
 # client's pull and the adapter's round trip, with room for a loaded 2-core machine.
 LATE_BOUND_MS = 3000
+# The server's trace keeps whole model milliseconds (truncated): a send-back a fast client makes in the millisecond
+# of its delivery may carry an earlier time than the delivery the driver recorded.
+TRACE_GRAIN_MS = 1.0
 INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
 # The rules a difference of fates against the model is attributed to (get_differential_verdicts).
 DIFFERENTIAL_RULES = ("CC-02", "CC-04", "CC-06", "CC-07", "OR-04", "OR-07", "SY-05")
@@ -107,24 +110,39 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
     wrong = []
     for request in requests:
         offset = int(request.fields.get("offset", -1))
-        before = [d for d in run.deliveries if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms]
+        before = [d for d in run.deliveries
+                  if d.message["commitLogOffset"] == offset and d.time_ms <= request.time_ms + TRACE_GRAIN_MS]
         status = before[-1].status if before else None
         if status is None or run.workload.is_success(status):
             wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")
     return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
 
 
+# Concurrently answers that count as RECONSUME_LATER [CC-04]: the listener raised, or returned null.
+RAISED = ("EXCEPTION", "NULL")
+
+
 def get_swallowed(run: Run) -> list:
-    """Deliveries that raised and were read as success: concurrently, the copy was not sent back; orderly, the
-    message was not delivered again. A BROADCASTING concurrently consumer drops a failure as it drops nothing
-    else (CC-09), so it shows none."""
+    """Deliveries that raised (concurrently: or returned null) and were read as success: concurrently, the copy
+    was not sent back; orderly, the message was not delivered again. A BROADCASTING concurrently consumer drops
+    a failure as it drops nothing else (CC-09), so it shows none."""
     if run.workload.model == "broadcasting" and run.workload.mode == "concurrently":
         return []
     if run.workload.mode != "concurrently":
         last = {d.uniq_key: d for d in run.deliveries}
         return [d for d in last.values() if d.status == "EXCEPTION"]
     sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
-    return [d for d in run.deliveries if d.status == "EXCEPTION" and d.message["commitLogOffset"] not in sent_back]
+    return [d for d in run.deliveries if d.status in RAISED and d.message["commitLogOffset"] not in sent_back]
+
+
+def get_unsent_keys(run: Run) -> set[str]:
+    """[CC-06] Messages with a RECONSUME_LATER delivery whose copy was never sent back (CLUSTERING, concurrently):
+    the client read the failure as a success."""
+    if run.workload.model == "broadcasting" or run.workload.mode != "concurrently":
+        return set()
+    sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
+    return {d.uniq_key for d in run.deliveries
+            if d.status == "RECONSUME_LATER" and d.message["commitLogOffset"] not in sent_back}
 
 
 def get_swallowed_keys(run: Run) -> set[str]:
@@ -133,13 +151,14 @@ def get_swallowed_keys(run: Run) -> set[str]:
 
 def get_exception_verdict(run: Run) -> tuple[str, str] | None:
     """[CC-04] A listener that raises counts as RECONSUME_LATER: its copy is sent back (or retried)."""
-    raised = [d for d in run.deliveries if d.status == "EXCEPTION"]
+    raised = [d for d in run.deliveries if d.status in RAISED]
     if not raised or run.workload.mode != "concurrently" or run.workload.model == "broadcasting":
         return None  # BROADCASTING: a failure is dropped, not sent back (CC-09), so a raise shows nothing here
     swallowed = [d.number for d in get_swallowed(run)]
     if swallowed:
-        return "deviates", f"deliveries {swallowed} raised and were not sent back (read as CONSUME_SUCCESS)"
-    return "conforms", f"{len(raised)} raising deliveries all sent back"
+        return "deviates", f"deliveries {swallowed} raised or returned null and were not sent back (read as " \
+                           "CONSUME_SUCCESS)"
+    return "conforms", f"{len(raised)} raising or null deliveries all sent back"
 
 
 def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
@@ -226,6 +245,8 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
         rules = []
         if key in get_swallowed_keys(run):
             rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
+        elif key in get_unsent_keys(run):
+            rule = "CC-06"  # a RECONSUME_LATER read as a success: neither sent back nor retried
         elif hit and run.workload.mode == "concurrently":
             # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally;
             # with the fallback's first attempt refused its producer retry restarts reconsumeTimes (RS-14).

@@ -15,6 +15,9 @@ from reports import run_context
 from reports.spec_rules import ROOT
 
 SUITE = ["-m", "pytest", "-n", "auto", "--dist", "loadfile", "properties"]
+# The real clients' conformance runs (conformance/smoke.py): their verdicts join the run for the rule x client matrix.
+CLIENTS = ["-m", "conformance.smoke"]
+CLIENTS_LIMIT_S = 300
 # pytest's exit codes when the suite did not run to its end: interrupted, internal error, usage error (a bad
 # RMQSPEC_* value or pytest argument), no tests collected. The job then stops before aggregating.
 SUITE_DID_NOT_RUN = (2, 3, 4, 5)
@@ -74,6 +77,18 @@ def run_suite(pytest_args: list[str], run_id: str) -> int:
     return subprocess.run([sys.executable, *SUITE, *pytest_args], cwd=ROOT, env=env, check=False).returncode
 
 
+def run_clients(run_id: str) -> int:
+    """Runs the real clients' conformance runs in a child process with reports on, in the suite's run; returns its
+    exit code (1: a run failed; 124: over CLIENTS_LIMIT_S, the child killed)."""
+    env = {**os.environ, "RMQSPEC_REPORTS": "1", "RMQSPEC_RUN_ID": run_id}
+    print(f"\nmain job: real clients against the model-backed broker, run {run_id}", flush=True)
+    try:
+        return subprocess.run([sys.executable, *CLIENTS], cwd=ROOT, env=env, timeout=CLIENTS_LIMIT_S).returncode
+    except subprocess.TimeoutExpired:
+        print(f"main job: the clients' runs took longer than {CLIENTS_LIMIT_S} s: stopped", file=sys.stderr)
+        return 124
+
+
 def main(argv: list[str]) -> int:
     from reports import job
 
@@ -94,10 +109,11 @@ def main(argv: list[str]) -> int:
     if code in SUITE_DID_NOT_RUN:
         print(f"main job: the property suite did not run to its end (pytest exit code {code}); not aggregating")
         return code
+    clients = run_clients(run_id)
     print("\nmain job: Spark aggregate of the reports", flush=True)
     aggregated = job.main([str(run_context.get_reports_dir())] + (["--tuned-jvm"] if args.tuned_jvm else []))
     # pytest 1 = some test failed: the summary above shows it; any code still fails the job.
-    return code or aggregated
+    return code or clients or aggregated
 
 
 if __name__ == "__main__":

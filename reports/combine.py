@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reports.clients import combine_client_matrix
 from reports.report_format import CONFIGURATION_FIELDS
 from reports.transform import UNKNOWN, sum_by
 
@@ -96,8 +97,10 @@ def combine(partials: dict[str, DataFrame], rules: DataFrame, last: int) -> dict
     sums = ["test_cases", "steps", "seconds", "attributed_seconds"]
     hits = sum_by(with_configuration(partials["rule_hits"], runs), ["run_id", "configuration", "rule_id"], sums)
     failures = with_configuration(partials["failures"], runs)
+    coverage = compute_coverage(hits, failures, rules)
     return {
-        "coverage": compute_coverage(hits, failures, rules),
+        "coverage": coverage,
+        "client_matrix": combine_client_matrix(partials["client_verdicts"], coverage),
         "failures": order_failures(failures),
         "runs_covered": count_runs(runs),
         "machine_cost": sum_by(partials["machine_cost"], ["machine", "timing_key"], ["seconds", "test_cases"]),

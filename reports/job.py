@@ -158,6 +158,7 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
         quarantine=shown,
         quarantine_by_reason=by_reason,
         cited_by_tests=set(get_cited_rule_ids(ROOT / "properties")),
+        client_matrix=found["client_matrix"],
     )
 
 
@@ -169,20 +170,23 @@ def select_spec_coverage(coverage: list[dict]) -> list[dict]:
 def write_site(
     results: Results, out: Path, tables: str, sections: Sequence[tuple[str, str]] = (), docs: bool = True
 ) -> str:
-    """Writes summary.md, coverage.md, results.json, coverage.png, the documentation site (with `docs`, when
-    mkdocs-material is installed) and index.html under `out`; returns the summary. `sections`: further (heading,
-    HTML) parts of index.html."""
+    """Writes summary.md, coverage.md, results.json, coverage.png, clients.png, the documentation site (with
+    `docs`, when mkdocs-material is installed) and index.html under `out`; returns the summary. `sections`: further
+    (heading, HTML) parts of index.html."""
     from reports import site
     from reports.heat_map import render_heat_map
+    from reports.render_clients import render_client_heat_map
     from reports.render_html import render_html
     from reports.render_markdown import render_coverage_page, render_summary
 
     out.mkdir(parents=True, exist_ok=True)
+    (out / "clients.png").write_bytes(render_client_heat_map(results.client_matrix))
     heat_map = render_heat_map(results.rules, results.coverage)
     (out / "coverage.png").write_bytes(heat_map)
     (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
     (out / site.RESULTS).write_text(results.to_json(), encoding="utf-8")
-    paths = {"HTML": str(out / "index.html"), "heat map (PNG)": str(out / "coverage.png")}
+    paths = {"HTML": str(out / "index.html"), "heat map (PNG)": str(out / "coverage.png"),
+             "rule x client heat map (PNG)": str(out / "clients.png")}
     site_link = None
     if not docs:
         paths["documentation site"] = "not built (--no-site)"

@@ -9,6 +9,7 @@ import html
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from reports.render_clients import render_client_section
 from reports.render_markdown import format_time, get_costliest, get_reason
 from reports.results import (
     STATUS_MARK,
@@ -181,6 +182,7 @@ def render_html(results: Results, heat_map: bytes, site: str | None = None, sect
         '<h2 id="heat-map">Heat map: rules x configurations</h2>',
         f'<img alt="rule x configuration heat map, a panel per chapter" src="data:image/png;base64,{image}">',
         *render_sections(sections),
+        render_client_section(results.client_matrix),
         '<h2 id="rules">Rules x configurations (test cases)</h2>',
         *render_coverage_grid(results, site),
         *render_cost(results),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from reports.render_clients import render_client_markdown
 from reports.results import (
     STATUS_MARK,
     Results,
@@ -36,6 +37,7 @@ def render_summary(results: Results, outputs: dict[str, str]) -> str:
         render_headline(results)
         + render_failures(results)
         + render_refutations(results)
+        + render_client_markdown(results.client_matrix)
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)

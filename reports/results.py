@@ -41,6 +41,8 @@ class Results:
     runs_covered: dict = field(default_factory=dict)
     ingested: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # The rule x client matrix (reports/clients.py): one row per client (the model included) and rule.
+    client_matrix: list[dict] = field(default_factory=list)
 
     @property
     def configurations(self) -> list[str]:

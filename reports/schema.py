@@ -49,6 +49,12 @@ RAW_LINE = StructType(
         ),
         StructField("title", TEXT),
         StructField("content", RUN_CONTENT),
+        # A conformance verdict (conformance/report.py): the rule, the real client, status "conforms" | "deviates" |
+        # "not applicable" | "not judged" (or "unavailable": the client could not run, with the reason in detail).
+        StructField("rule", TEXT),
+        StructField("client", StructType([StructField("name", TEXT), StructField("version", TEXT)])),
+        StructField("detail", TEXT),
+        StructField("counterexample", TEXT),
     ]
 )
 # The input: one row per physical line.
@@ -85,6 +91,11 @@ RECORDS = StructType(
         StructField("timing", TIMING),
         StructField("seconds", SECONDS),
         StructField("content", RUN_CONTENT),
+        StructField("rule", TEXT),
+        StructField("client_name", TEXT),
+        StructField("client_version", TEXT),
+        StructField("detail", TEXT),
+        StructField("counterexample", TEXT),
         StructField("run_id", TEXT),
     ]
 )
@@ -139,7 +150,22 @@ QUARANTINE = StructType(
         StructField("run_id", TEXT),
     ]
 )
+# Per run, real client and rule: the strongest verdict of the run's conformance records (reports/clients.py), how many
+# verdicts, the shortest counterexample of a deviation; a client that could not run has one row with a null rule.
+CLIENT_VERDICTS = StructType(
+    [
+        StructField("client_name", TEXT),
+        StructField("client_version", TEXT),
+        StructField("rule_id", TEXT),
+        StructField("status", TEXT),
+        StructField("verdicts", COUNT),
+        StructField("detail", TEXT),
+        StructField("counterexample", TEXT),
+        StructField("run_id", TEXT),
+    ]
+)
 PARTIALS = {
+    "client_verdicts": CLIENT_VERDICTS,
     "failures": FAILURES,
     "rule_hits": RULE_HITS,
     "machine_cost": MACHINE_COST,

@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports import report_format, schema
+from reports.clients import compute_client_verdicts
 from reports.spec_rules import RULE_ID
 
 RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
@@ -72,6 +73,10 @@ def select_records(parsed: DataFrame) -> DataFrame:
         kept(record["timing"]).alias("timing"),
         kept(seconds).alias("seconds"),
         kept(record["content"]).alias("content"),
+        kept(record["rule"]).alias("rule"),
+        kept(record["client"]["name"]).alias("client_name"),
+        kept(record["client"]["version"]).alias("client_version"),
+        *(kept(record[name]).alias(name) for name in ("detail", "counterexample")),
         "run_id",
     )
 
@@ -165,6 +170,7 @@ def compute_partials(records: DataFrame) -> dict[str, DataFrame]:
     configuration (combine.py gives each writer its configuration), so that none depends on another."""
     observations = select_observations(records)
     return {
+        "client_verdicts": compute_client_verdicts(records),
         "runs": select_runs(records),
         "failures": select_failures(observations),
         "rule_hits": compute_rule_hits(observations),

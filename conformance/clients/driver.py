@@ -99,6 +99,8 @@ class AdapterConsumer:
                  log_dir: str | None = None):
         self.request, self.script, self.clock = request, script, clock
         self.deliveries: list[Delivery] = []
+        # Every protocol line either way, in order: ("to-adapter" | "from-adapter", the parsed object).
+        self.transcript: list[tuple[str, dict]] = []
         self.errors: list[str] = []
         self.client: dict = {}
         self.ready_line: dict = {}
@@ -158,6 +160,7 @@ class AdapterConsumer:
                                f"{self.errors}; stderr tail: {self.get_stderr_tail()}")
 
     def send(self, message: dict) -> None:
+        self.transcript.append(("to-adapter", message))
         try:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
@@ -167,7 +170,9 @@ class AdapterConsumer:
     def read_lines(self) -> None:
         for raw in self.process.stdout:
             try:
-                self.lines.put(json.loads(raw))
+                line = json.loads(raw)
+                self.transcript.append(("from-adapter", line))
+                self.lines.put(line)
             except json.JSONDecodeError:
                 self.errors.append(f"not a protocol line: {raw.strip()[:200]}")
         self.lines.put({"type": "eof"})

@@ -16,9 +16,11 @@ from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 
 from conformance.backends.model import open_model_backend
-from conformance.clients.cpp import get_unavailable_reason
+from conformance.clients.cpp import get_unavailable_reason, open_cpp_consumer
+from conformance.deviations import CPP
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.run import run_workload
+from conformance.suite.full_run import check_counterexample, get_counterexamples
 from conformance.workload import workloads
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
@@ -52,3 +54,10 @@ def test_orderly_consumer_conforms_or_deviates_as_declared(tmp_path, workload):
 @given(workloads("concurrently", model="broadcasting", with_faults=False))
 def test_broadcasting_consumer_conforms_or_deviates_as_declared(tmp_path, workload):
     check(workload, tmp_path)
+
+
+@pytest.mark.parametrize("source", sorted(get_counterexamples(CPP)))
+def test_each_declared_counterexample_shows_its_deviations(tmp_path, source):
+    """The counterexamples spec/13-clients.md cites: each deviation with a `when` must show; the others (the C++
+    threads decide them) are judged like any run."""
+    check_counterexample(open_cpp_consumer, CPP, source, str(tmp_path), certain=False)

@@ -96,4 +96,38 @@ def write_sample(root: Path) -> Path:
         ],
         terminated=False,
     )
+    write_lines(run / "conformance-local-main.jsonl", CONFORMANCE)
     return root / "runs"
+
+
+def verdict(client: str, rule: str, status: str, counterexample: str = "") -> dict:
+    name, version = client.split(" ")
+    return {
+        "type": "conformance_verdict",
+        "report_schema": 1,
+        "run_id": "r1",
+        "client": {"name": name, "version": version},
+        "rule": rule,
+        "status": status,
+        "detail": f"{rule} {status}",
+        "counterexample": counterexample,
+    }
+
+
+# Conformance verdicts of two runs of client cx 1.0 and of the reference, and a client that could not run (cy 2.0).
+CONFORMANCE = [
+    verdict("cx 1.0", "AA-01", "conforms"),
+    verdict("cx 1.0", "AA-02", "deviates", "W(messages=3)") | {"detail": "the longer one"},
+    verdict("cx 1.0", "AA-02", "conforms"),
+    verdict("cx 1.0", "AA-02", "deviates", "W(1)"),
+    verdict("cx 1.0", "BB-01", "not applicable"),
+    verdict("rocketmq-client-java 4.9.8", "AA-01", "conforms"),
+    verdict("rocketmq-client-java 4.9.8", "BB-01", "not judged"),
+    {
+        "type": "conformance_client",
+        "report_schema": 1,
+        "client": {"name": "cy", "version": "2.0"},
+        "status": "unavailable",
+        "detail": "no `cy` on PATH",
+    },
+]

@@ -283,6 +283,26 @@ def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_pa
     assert base64.b64encode(heat_map).decode() in (tmp_path / "index.html").read_text(encoding="utf-8")
 
 
+def test_the_rule_x_client_matrix_takes_each_clients_strongest_verdict_and_the_models_coverage(ingested, tmp_path):
+    """cx 1.0 deviates from AA-02 in one of its three verdicts: the cell deviates, with the shorter counterexample;
+    the model's column counts the properties' test cases of the rules some client was judged on (BB-01: a gap);
+    cy 2.0 could not run and says why."""
+    matrix = ingested["results"].client_matrix
+    cells = {(r["client_name"], r["rule_id"]): (r["status"], r["verdicts"], r["counterexample"]) for r in matrix}
+    assert cells[("cx", "AA-02")] == ("deviates", 3, "W(1)")
+    assert {(r["client_name"], r["rule_id"]): r["detail"] for r in matrix}[("cx", "AA-02")] == "AA-02 deviates"
+    assert cells[("cx", "AA-01")] == ("conforms", 1, None) and cells[("cx", "BB-01")][0] == "not applicable"
+    assert cells[("model", "AA-01")][:2] == ("exercised", 3) and cells[("model", "BB-01")][:2] == ("gap", 0)
+    assert cells[("cy", None)][0] == "unavailable"
+    job.write_site(ingested["results"], tmp_path, str(tmp_path / "tables"))
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    # Columns: the model, the reference (which was not judged on AA-02), then cx; cy has no verdict.
+    assert re.search(r"^\| AA-02 \| ✅ \d+ cases? \|  \| ❌ deviates \| not run \|$", summary, re.M), summary
+    assert "cy 2.0: not run — no `cy` on PATH" in summary and "counterexample `W(1)`" in summary
+    assert "rocketmq-client-java 4.9.8 (reference)" in (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert (tmp_path / "clients.png").read_bytes().startswith(b"\x89PNG")
+
+
 def write_run(run: Path, name: str, lines: list, opener=Path.write_text) -> None:
     run.mkdir(parents=True, exist_ok=True)
     text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)

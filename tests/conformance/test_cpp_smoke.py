@@ -8,7 +8,8 @@ import pytest
 from attrs import evolve
 
 from conformance.backends.model import open_model_backend
-from conformance.clients.cpp import find_adapter_processes, get_unavailable_reason
+from conformance.clients.cpp import find_adapter_processes, get_unavailable_reason, open_cpp_consumer
+from conformance.clients.protocol import get_transcript_problems, recording
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.observe import ObservedFate, get_observed_fates
 from conformance.run import run_workload
@@ -22,11 +23,15 @@ def test_a_poison_message_goes_produce_fail_retry_dlq(tmp_path):
     group, instance = get_fresh_names("smoke")
     settings = evolve(SETTINGS, group=group)
     workload = poison_workload(settings.retry_max_times)
-    run = run_workload(open_model_backend, workload, settings, instance, str(tmp_path))
+    consumers = []
+    run = run_workload(open_model_backend, workload, settings, instance, str(tmp_path),
+                       recording(open_cpp_consumer, consumers))
     # The group's retryMaxTimes 2 decides (the client sends none): 1 + 2 deliveries, then the DLQ.
     assert get_observed_fates(run)["m0"] == ObservedFate("m0", (0, 1, 2), "dlq")
     verdicts = {v.rule: v.status for v in judge_run(run, repr(workload))}
     assert verdicts["SB-09"] == "deviates" and verdicts["SY-06"] == "conforms", verdicts
+    # Every line the adapter and the harness exchanged is adapter protocol v1 (its JSON Schema).
+    assert get_transcript_problems(consumers) == []
     # Nothing leaks: no adapter process left, the name server's port closed.
     assert find_adapter_processes() == []
     host, port = run.namesrv.rsplit(":", 1)

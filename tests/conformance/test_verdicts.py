@@ -222,3 +222,48 @@ def test_a_send_back_refused_by_a_read_only_broker_deviates_from_cc06_and_cc07(_
     found = statuses_of(verdicts)
     assert found["CC-06"] == found["CC-07"] == found["SY-10"] == "deviates", found
     assert check_declarations(verdicts, run) == []
+
+
+ALI_ONS = {"name": "ali-ons", "version": "3.12.0"}
+
+
+@once
+@given(st.just(None))
+def test_a_retry_answered_reconsume_later_that_nobody_sent_back_is_ali_ons_declared_cc06(_):
+    """The first failure is sent back; the retry's RECONSUME_LATER is read as a success (no second send-back)."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER", "RECONSUME_LATER")),))
+    deliveries, requests, stored = retry_chain(["RECONSUME_LATER"], java=True)
+    requests[-1] = persist(5000.0, 1, oneway=False)  # ali-ons' UPDATE_CONSUMER_OFFSET lacks the one-way flag
+    deliveries.append(delivery(2, 1100.0, "m0", 200, 1, "RECONSUME_LATER", origin=100))
+    run = run_of(workload, deliveries, requests, stored, client=ALI_ONS)
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-06"] == "deviates" and found["SY-10"] == "deviates" and "DIFF" not in found, found
+    assert check_declarations(verdicts, run) == []
+    as_java = [v.__class__(v.rule, JAVA, v.status) for v in verdicts]
+    assert any(p.startswith("undeclared deviation of CC-06") for p in check_declarations(as_java, run))
+
+
+@once
+@given(st.just(None))
+def test_a_null_answer_read_as_success_deviates_from_cc04_not_diff(_):
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("NULL",)),))
+    run = run_of(workload, [delivery(1, 0.0, "m0", 100, 0, "NULL")], [persist(5000.0, 1, False)], [],
+                 client=ALI_ONS)
+    verdicts = judge(run, predict(workload, SETTINGS))
+    found = statuses_of(verdicts)
+    assert found["CC-04"] == "deviates" and "DIFF" not in found, found
+    assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_send_back_in_the_millisecond_of_its_delivery_sends_back_a_seen_copy(_):
+    """The trace keeps whole milliseconds: a send-back at 10 ms follows a delivery the driver recorded at 10.6 ms."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+    deliveries = [delivery(1, 10.6, "m0", 100, 0, "RECONSUME_LATER", start_time=True),
+                  delivery(2, 1100.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, start_time=True)]
+    requests = [send_back(10.0, 100, java=True), persist(5000.0, 1, True)]
+    run = run_of(workload, deliveries, requests, [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)], client=JAVA)
+    found = statuses_of(judge(run, predict(workload, SETTINGS)))
+    assert found["CC-02"] == "conforms", found

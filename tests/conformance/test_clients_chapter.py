@@ -1,0 +1,80 @@
+"""spec/13-clients.md and conformance/deviations.py agree: every declared deviation appears in the chapter under its
+client and rule (a `#### <client> <version> · <rule>` entry) with the same source permalink and counterexample, and
+the chapter names no other deviation; each client's not-applicable rules are the declared ones; every judged rule
+is in the chapter's table of what a conforming client must do."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conformance.deviations import COUNTEREXAMPLES, DECLARED, NOT_APPLICABLE
+from conformance.rules import JUDGED
+
+CHAPTER = Path(__file__).resolve().parents[2] / "spec" / "13-clients.md"
+ENTRY = re.compile(r"^#### (?P<name>\S+) (?P<version>\S+) · (?P<rule>[A-Z]{2,3}-\d\d)$")
+SECTION = re.compile(r"^## (?P<name>\S+) (?P<version>\d\S*)")
+SOURCE = re.compile(r"^- \*\*Source:\*\* \[[^\]]+\]\((?P<url>[^)]+)\)$")
+COUNTEREXAMPLE = re.compile(r"^- \*\*Counterexample:\*\* (?:`(?P<source>.+)`|none recorded by a run yet)$")
+NOT_APPLICABLE_LINE = re.compile(r"^- \*\*Not applicable:\*\* (?P<rules>[A-Z0-9, -]+?) — ")
+
+
+def read_chapter(text: str) -> tuple[dict, dict]:
+    """({(rule, (client, version)): {"source": url, "counterexample": text}}, {client: not-applicable rules})."""
+    entries: dict = {}
+    absent: dict = {}
+    current, section = None, None
+    for line in text.splitlines():
+        if match := SECTION.match(line):
+            section, current = (match["name"], match["version"]), None
+        elif match := ENTRY.match(line):
+            current = entries.setdefault((match["rule"], (match["name"], match["version"])), {})
+        elif match := NOT_APPLICABLE_LINE.match(line):
+            absent.setdefault(section, set()).update(r.strip() for r in match["rules"].split(","))
+        elif current is not None and (match := SOURCE.match(line)):
+            current["source"] = match["url"]
+        elif current is not None and (match := COUNTEREXAMPLE.match(line)):
+            current["counterexample"] = match["source"] or ""
+    return entries, absent
+
+
+def get_declared_entries() -> dict:
+    return {(d.rule, d.client): {"source": d.source, "counterexample": COUNTEREXAMPLES.get((d.rule, d.client), "")}
+            for d in DECLARED}
+
+
+def test_every_declared_deviation_is_in_the_chapter_and_nothing_else():
+    entries, _absent = read_chapter(CHAPTER.read_text(encoding="utf-8"))
+    assert entries == get_declared_entries()
+
+
+def test_each_declared_deviation_names_its_counterexample_once():
+    assert set(COUNTEREXAMPLES) == {(d.rule, d.client) for d in DECLARED}
+    assert len({(d.rule, d.client) for d in DECLARED}) == len(DECLARED)
+
+
+def test_each_clients_not_applicable_rules_are_the_declared_ones():
+    _entries, absent = read_chapter(CHAPTER.read_text(encoding="utf-8"))
+    declared: dict = {}
+    for rule, client in NOT_APPLICABLE:
+        declared.setdefault(client, set()).add(rule)
+    assert absent == declared
+
+
+def test_the_chapter_lists_every_judged_rule():
+    text = CHAPTER.read_text(encoding="utf-8")
+    assert {rule for rule in JUDGED if f"| [{rule}](" not in text} == set()
+
+
+def test_a_changed_declaration_is_caught():
+    """The reader sees a source, a counterexample and an entry that differ from the declarations."""
+    text = CHAPTER.read_text(encoding="utf-8")
+    declared = get_declared_entries()
+    first = DECLARED[0]
+    changed = [
+        text.replace(first.source, first.source.replace("#L", "#L1")),
+        text.replace(f"· {first.rule}\n", "· XX-99\n", 1),
+        text.replace("- **Counterexample:** `", "- **Counterexample:** `x", 1),
+    ]
+    for version in changed:
+        assert read_chapter(version)[0] != declared

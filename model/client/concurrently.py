@@ -17,7 +17,7 @@ from model.client.consume_common import (
 )
 from model.client.consume_service import ConsumeService
 from model.client.flow_control import CACHE_FLOW_CONTROL_MILLIS
-from model.client.listener import ConsumeStatus, ListenerResult
+from model.client.listener import EXCEPTION, NULL, RECONSUME_LATER, ConsumeStatus, ListenerResult
 from model.client.observations import ConsumeProcessed, Note
 from model.client.process_queue import (
     compute_removal,
@@ -67,9 +67,9 @@ def compute_ack_index(result: ListenerResult, size: int) -> tuple[ConsumeStatus,
     CONSUME_SUCCESS acks messages 0..ackIndex (ackIndex clamped to size − 1, a negative one acks none)."""
     status = result.status
     rules = ("CC-03",)
-    if status in (ConsumeStatus.EXCEPTION, ConsumeStatus.NULL):
-        status, rules = ConsumeStatus.RECONSUME_LATER, ("CC-03", "CC-04")
-    if status is ConsumeStatus.RECONSUME_LATER:
+    if status is EXCEPTION or status is NULL:
+        status, rules = RECONSUME_LATER, ("CC-03", "CC-04")
+    if status is RECONSUME_LATER:
         return status, -1, rules
     return status, min(result.ack_index, size - 1), rules
 

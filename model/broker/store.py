@@ -139,7 +139,7 @@ def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
     A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
     """
     if record.topic == SCHEDULE_TOPIC:
-        delay = record.get_properties().get(PROPERTY_DELAY_TIME_LEVEL)
+        delay = record.property_map.get(PROPERTY_DELAY_TIME_LEVEL)
         level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
             return compute_deliver_timestamp(delays, level, record.store_timestamp)
@@ -192,7 +192,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
         properties = message.properties if stored_properties is None else stored_properties
     stored_at = now + clock_lead
     draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
-                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at)
+                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at, properties)
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
     store, record = append_record(store, draft, now, delays, tags_code)

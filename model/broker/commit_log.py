@@ -1,19 +1,17 @@
 """The store's entries (spec/03-store.md): a commit-log record per stored message, and a consume-queue unit per
-message in a queue (the schedule queues of SCHEDULE_TOPIC_XXXX included), each a named frozen record."""
+message in a queue (the schedule queues of SCHEDULE_TOPIC_XXXX included), each a named tuple: read by field name,
+built at every put and delivery at a tuple's cost (benchmarks/NOTES.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import chain
-
-from attrs import field
+from typing import NamedTuple
 
 from model.values.message import Message
-from model.values.records import record
 
 
-@record  # built at every put: a dict-based record builds faster than a slotted one (benchmarks/NOTES.md)
-class ConsumeQueueUnit:
+class ConsumeQueueUnit(NamedTuple):
     """One consume-queue entry: where the message is in the commit log and its tags code.
 
     `stored_at` is the virtual time of the put; it differs from the message's store timestamp only for a broker
@@ -29,8 +27,7 @@ class ConsumeQueueUnit:
     log_index: int
 
 
-@record  # built at every put and delivery, as ConsumeQueueUnit
-class CommitLogRecord:
+class CommitLogRecord(NamedTuple):
     """The commit log's copy of a stored message: its fields as Message has them, the properties as one flat tuple
     (name, value, name, value, ...), which is what the store keeps (Java's propertiesString).
 
@@ -50,7 +47,7 @@ class CommitLogRecord:
     born_timestamp: int
     store_timestamp: int
     properties: tuple
-    property_map: Mapping = field(eq=False, repr=False)
+    property_map: Mapping
 
     def get_properties(self) -> dict:
         """The properties the record holds, as a dict."""
@@ -75,6 +72,14 @@ def compute_logged_message(record: CommitLogRecord) -> Message:
     return Message(record.topic, record.body, record.tags, record.property_map,
                    record.queue_id, record.queue_offset, record.commit_log_offset, record.msg_id,
                    record.reconsume_times, record.flag, record.born_timestamp, record.store_timestamp)
+
+
+def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_offset: int,
+                          msg_id: str) -> CommitLogRecord:
+    """The drafted record with the offsets and msg id its put assigned."""
+    return CommitLogRecord(draft.topic, draft.body, draft.tags, draft.queue_id, queue_offset, commit_log_offset, msg_id,
+                           draft.reconsume_times, draft.flag, draft.born_timestamp, draft.store_timestamp,
+                           draft.properties, draft.property_map)
 
 
 def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,

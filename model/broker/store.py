@@ -14,6 +14,7 @@ from model.broker.commit_log import (
     compute_draft_record,
     compute_flat_properties,
     compute_logged_message,
+    compute_placed_record,
 )
 from model.values.append_log import EMPTY_LOG, AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
@@ -157,7 +158,7 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
     # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
-    record = evolve(draft, queue_offset=queue.length, commit_log_offset=physical, msg_id=compute_message_id(physical))
+    record = compute_placed_record(draft, queue.length, physical, compute_message_id(physical))
     size = compute_stored_size(draft.body, draft.properties)
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)

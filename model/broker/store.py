@@ -110,7 +110,7 @@ class Store:
 def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
     with the properties flat (name, value, ...): the string has one separator after each name and each value."""
-    return 100 + len(body) + sum(map(len, flat_properties)) + len(flat_properties)
+    return 100 + len(body) + len("".join(flat_properties)) + len(flat_properties)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:

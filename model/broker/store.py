@@ -203,8 +203,6 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
                 stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
-    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
-                                           clock_lead=clock_lead)
-    return store, Message(record.topic, record.body, record.tags, properties, record.queue_id, record.queue_offset,
-                          record.commit_log_offset, record.msg_id, record.reconsume_times, record.flag,
-                          record.born_timestamp, record.store_timestamp)
+    store, record, _properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                            clock_lead=clock_lead)
+    return store, compute_logged_message(record)

@@ -27,7 +27,7 @@ from model.client.process_queue import (
     remove_message,
 )
 from model.client.timer_items import Resubmit, ServiceTimer
-from model.values.records import discard, evolve
+from model.values.records import evolve
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
     from model.system.state import System
@@ -80,7 +80,7 @@ def complete(system: System, event) -> tuple[System, list]:
     if request is None:
         return system, []
     # The request leaves the table in the last copy of the system this event makes.
-    requests = discard(system.requests, event.request_id)
+    requests = system.requests.delete(event.request_id)
     consumer = get_live_consumer(system, request.client_id, request.incarnation)
     pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
     status, ack_index, rules = compute_ack_index(event.result, len(request.messages))

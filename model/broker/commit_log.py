@@ -80,12 +80,15 @@ def compute_logged_message(record: CommitLogRecord) -> Message:
     return _new_tuple(Message, _get_message_fields(record))
 
 
+# The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
+_PLACED_FROM, _PLACED_TO = CommitLogRecord._fields.index("queue_offset"), CommitLogRecord._fields.index("msg_id") + 1
+
+
 def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_offset: int,
                           msg_id: str) -> CommitLogRecord:
     """The drafted record with the offsets and msg id its put assigned."""
-    return CommitLogRecord(draft.topic, draft.body, draft.tags, draft.queue_id, queue_offset, commit_log_offset, msg_id,
-                           draft.reconsume_times, draft.flag, draft.born_timestamp, draft.store_timestamp,
-                           draft.properties, draft.property_map)
+    return _new_tuple(CommitLogRecord, draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id)
+                      + draft[_PLACED_TO:])
 
 
 def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,

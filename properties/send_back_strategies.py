@@ -6,7 +6,7 @@ model/values/profiles.py, so the oracles in the tests stay independent of the mo
 
 from __future__ import annotations
 
-from attrs import evolve, frozen
+from attrs import frozen
 from hypothesis import strategies as st
 from immutables import Map
 
@@ -16,6 +16,7 @@ from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
 from model.broker.store import Store
 from model.values.append_log import EMPTY_LOG
 from model.values.message import Message, MessageQueue, compute_message_id
+from model.values.records import evolve
 
 VERSIONS = ("4.9.1", "4.9.8", "5.0.0", "5.3.3", "develop")
 # §4.2 / §8.2: 4.9.2+ clears DELAY in the send-back DLQ branch and creates the DLQ topic readable.

@@ -7,7 +7,7 @@ every 100 ms (4.9.3+) or after `countdown` (<= 4.9.2), offset flush every 10 s a
 from __future__ import annotations
 
 import pytest
-from attrs import evolve, frozen
+from attrs import frozen
 from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -24,6 +24,7 @@ from model.broker.state import Broker
 from model.broker.store import put_message
 from model.values.config import Config
 from model.values.message import create_message
+from model.values.records import evolve
 from properties.test_store import REFERENCE_DELAY_SECONDS
 
 MAX_LEVEL = 18

@@ -7,7 +7,6 @@ in send_back_strategies, not from model/values/profiles.py.
 from __future__ import annotations
 
 import pytest
-from attrs import evolve
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from immutables import Map
@@ -20,6 +19,7 @@ from model.client.retry_message import compute_fallback_retry_message, compute_o
 from model.values.config import Config, ConsumeMode
 from model.values.errors import IllegalTransition
 from model.values.message import Message
+from model.values.records import evolve
 from properties.send_back_strategies import (
     BROKER_LOCK_MAX_LIVE_MILLIS,
     DLQ_TOPIC,

@@ -7,7 +7,6 @@ model; version behaviour comes from the reference's tables in send_back_strategi
 from __future__ import annotations
 
 import pytest
-from attrs import evolve
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from immutables import Map
@@ -16,6 +15,7 @@ from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
 from model.broker.state import SubscriptionGroupConfig, TopicConfig
 from model.values.config import Config
 from model.values.message import Message, compute_message_id
+from model.values.records import evolve
 from properties.send_back_strategies import (
     DLQ_CLEARS_DELAY,
     DLQ_READABLE,

@@ -5,7 +5,6 @@ Each step sends back (SB) or falls back (RS-08) any message the broker stored so
 
 from __future__ import annotations
 
-from attrs import evolve
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, rule
@@ -16,6 +15,7 @@ from model.broker.state import create_broker
 from model.broker.store import put_message
 from model.client.retry_message import compute_fallback_retry_message
 from model.values.message import create_message
+from model.values.records import evolve
 from properties.send_back_strategies import GROUP, RANDOM_INTS
 from properties.suite import get_suite_config
 

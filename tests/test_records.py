@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import attrs
 import pytest
 from attrs import field, frozen
@@ -36,7 +38,20 @@ def test_evolve_copies_as_attrs_does(cls):
     assert original == cls(1, b="y")  # the original is untouched
 
 
-@pytest.mark.parametrize("cls", [ByDict, Positional, KeywordOnly])
+class Named(NamedTuple):
+    a: int
+    b: str = "x"
+
+
+def test_evolve_copies_a_named_tuple_as_replace_does():
+    original = Named(1, b="y")
+    for changes in ({}, {"a": 2}, {"b": "z"}, {"a": 3, "b": "w"}):
+        copy = evolve(original, **changes)
+        assert copy == original._replace(**changes) and type(copy) is Named
+    assert original == Named(1, b="y")  # the original is untouched
+
+
+@pytest.mark.parametrize("cls", [ByDict, Positional, KeywordOnly, Named])
 def test_evolve_refuses_a_field_the_record_does_not_have(cls):
     with pytest.raises(TypeError, match="'c'"):
         evolve(cls(1), c=5)

@@ -49,6 +49,10 @@ class ResponseCode(enum.Enum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 
+# Read once: an enum member read through its class is a Python-level lookup on CPython 3.11 (EnumType.__getattr__).
+RESPONSE_SUCCESS = ResponseCode.SUCCESS
+
+
 @record
 class SendBackRequest:
     """ConsumerSendMsgBackRequestHeader. `offset` is the commit-log offset of the consumed message;
@@ -188,4 +192,4 @@ def process_send_back(broker: Broker, config: Config, request: SendBackRequest, 
     message = compute_send_back_message(looked_up, destination, level)
     store, stored = put_message(broker.store, message, now, config.delay_levels)
     rules += ("SB-13", "SB-14")
-    return evolve(broker, store=store), SendBackResult(ResponseCode.SUCCESS, "", stored, rules)
+    return evolve(broker, store=store), SendBackResult(RESPONSE_SUCCESS, "", stored, rules)

@@ -14,6 +14,7 @@ from model.broker.commit_log import (
     compute_draft_record,
     compute_flat_properties,
     compute_logged_message,
+    compute_placed_record,
 )
 from model.values.append_log import EMPTY_LOG, AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
@@ -109,7 +110,7 @@ class Store:
 def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
     with the properties flat (name, value, ...): the string has one separator after each name and each value."""
-    return 100 + len(body) + sum(map(len, flat_properties)) + len(flat_properties)
+    return 100 + len(body) + len("".join(flat_properties)) + len(flat_properties)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -139,7 +140,7 @@ def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
     A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
     """
     if record.topic == SCHEDULE_TOPIC:
-        delay = record.get_properties().get(PROPERTY_DELAY_TIME_LEVEL)
+        delay = record.property_map.get(PROPERTY_DELAY_TIME_LEVEL)
         level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
             return compute_deliver_timestamp(delays, level, record.store_timestamp)
@@ -157,7 +158,7 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
     # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
-    record = evolve(draft, queue_offset=queue.length, commit_log_offset=physical, msg_id=compute_message_id(physical))
+    record = compute_placed_record(draft, queue.length, physical, compute_message_id(physical))
     size = compute_stored_size(draft.body, draft.properties)
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
@@ -192,7 +193,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
         properties = message.properties if stored_properties is None else stored_properties
     stored_at = now + clock_lead
     draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
-                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at)
+                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at, properties)
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
     store, record = append_record(store, draft, now, delays, tags_code)
@@ -202,8 +203,6 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
                 stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
-    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
-                                           clock_lead=clock_lead)
-    return store, Message(record.topic, record.body, record.tags, properties, record.queue_id, record.queue_offset,
-                          record.commit_log_offset, record.msg_id, record.reconsume_times, record.flag,
-                          record.born_timestamp, record.store_timestamp)
+    store, record, _properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                            clock_lead=clock_lead)
+    return store, compute_logged_message(record)

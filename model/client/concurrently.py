@@ -17,7 +17,7 @@ from model.client.consume_common import (
 )
 from model.client.consume_service import ConsumeService
 from model.client.flow_control import CACHE_FLOW_CONTROL_MILLIS
-from model.client.listener import ConsumeStatus, ListenerResult
+from model.client.listener import EXCEPTION, NULL, RECONSUME_LATER, ConsumeStatus, ListenerResult
 from model.client.observations import ConsumeProcessed, Note
 from model.client.process_queue import (
     compute_removal,
@@ -27,7 +27,7 @@ from model.client.process_queue import (
     remove_message,
 )
 from model.client.timer_items import Resubmit, ServiceTimer
-from model.values.records import discard, evolve
+from model.values.records import evolve
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
     from model.system.state import System
@@ -67,9 +67,9 @@ def compute_ack_index(result: ListenerResult, size: int) -> tuple[ConsumeStatus,
     CONSUME_SUCCESS acks messages 0..ackIndex (ackIndex clamped to size − 1, a negative one acks none)."""
     status = result.status
     rules = ("CC-03",)
-    if status in (ConsumeStatus.EXCEPTION, ConsumeStatus.NULL):
-        status, rules = ConsumeStatus.RECONSUME_LATER, ("CC-03", "CC-04")
-    if status is ConsumeStatus.RECONSUME_LATER:
+    if status is EXCEPTION or status is NULL:
+        status, rules = RECONSUME_LATER, ("CC-03", "CC-04")
+    if status is RECONSUME_LATER:
         return status, -1, rules
     return status, min(result.ack_index, size - 1), rules
 
@@ -80,7 +80,7 @@ def complete(system: System, event) -> tuple[System, list]:
     if request is None:
         return system, []
     # The request leaves the table in the last copy of the system this event makes.
-    requests = discard(system.requests, event.request_id)
+    requests = system.requests.delete(event.request_id)
     consumer = get_live_consumer(system, request.client_id, request.incarnation)
     pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
     status, ack_index, rules = compute_ack_index(event.result, len(request.messages))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from model.broker.retry_send import on_send_retry_message
-from model.broker.send_back import RANDOM_BOUND, ResponseCode, compute_send_back_request, on_consumer_send_msg_back
+from model.broker.send_back import RANDOM_BOUND, RESPONSE_SUCCESS, compute_send_back_request, on_consumer_send_msg_back
 from model.client.consumer import ConsumeRequest, ConsumerInstance
 from model.client.observations import DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
 from model.client.offset_store import update_offset
@@ -145,7 +145,7 @@ def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails:
     if not rpc_fails:
         request = compute_send_back_request(msg, GROUP, config, delay_level)
         broker, result = on_consumer_send_msg_back(system.broker, config, request, now, compute_random(system))
-        if result.code is ResponseCode.SUCCESS:
+        if result.code is RESPONSE_SUCCESS:
             system = evolve(system, broker=broker)
             outcome = SendBackOutcome(msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules))
             return system, True, [outcome] + observe_stored(result.stored, now, rules)
@@ -166,7 +166,7 @@ def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[s
         rules += ("RS-14",)
     broker, result = on_send_retry_message(system.broker, system.config, retry, header_times, header_max, now,
                                            compute_random(system))
-    if result.code is not ResponseCode.SUCCESS:
+    if result.code is not RESPONSE_SUCCESS:
         return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
     system = evolve(system, broker=broker)
     outcome = SendBackOutcome(msg, "fallback", result.stored, delay_level, now, rules + ("CC-06",) + result.rules)

@@ -3,7 +3,7 @@ the listener invocations it has in flight, and the one-way offset commits it sen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import immutables
 from attrs import field, frozen
@@ -12,9 +12,10 @@ from model.values.message import Message, MessageQueue
 from model.values.records import bounded_repr, record
 
 
-@record
-class ConsumeRequest:
-    """A listener invocation in flight: which messages (as in the ProcessQueue), of which PQ generation."""
+class ConsumeRequest(NamedTuple):
+    """A listener invocation in flight: which messages (as in the ProcessQueue), of which PQ generation.
+
+    A named tuple: one is built per consumed message (benchmarks/NOTES.md)."""
 
     request_id: int
     client_id: str

@@ -17,6 +17,10 @@ class ConsumeStatus(enum.Enum):
     NULL = "NULL"
 
 
+# The members as module names: reading an enum's member through its class (`ConsumeStatus.NULL`) is a Python-level
+# lookup on CPython 3.11 (EnumType defines __getattr__), and every consumed message's result is classified.
+CONSUME_SUCCESS, RECONSUME_LATER, EXCEPTION, NULL = ConsumeStatus
+
 ACK_INDEX_DEFAULT = 2**31 - 1
 
 

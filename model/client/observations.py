@@ -2,20 +2,21 @@
 processed results, send-back outcomes, DLQ arrivals, offsets updated and committed, pulls, and notes of the other rules
 a step exercised. The client's steps make them; `model.system.step.step` returns them.
 
-The records built at every consumed message are declared `@record` (model/values/records.py: frozen, dict-based).
+The observations built at every consumed message are named tuples: read by name, built at a tuple's cost
+(benchmarks/NOTES.md); the others are frozen attrs records.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from attrs import frozen
 
 from model.client.listener import ConsumeStatus
 from model.values.message import Message, MessageQueue
-from model.values.records import record
 
 
-@record
-class ListenerInvoked:
+class ListenerInvoked(NamedTuple):
     """The listener is called with these messages, as it sees them (topic reset, CONSUME_START_TIME set)."""
 
     client_id: str
@@ -26,8 +27,7 @@ class ListenerInvoked:
     rules: tuple[str, ...] = ()
 
 
-@record
-class ConsumeProcessed:
+class ConsumeProcessed(NamedTuple):
     request_id: int
     status: ConsumeStatus
     ack_index: int
@@ -38,8 +38,7 @@ class ConsumeProcessed:
     rules: tuple[str, ...] = ()
 
 
-@record
-class SendBackOutcome:
+class SendBackOutcome(NamedTuple):
     """One failed message's way back: `path` is "rpc", "fallback" or "failed" (local 5 s retry)."""
 
     message: Message
@@ -57,8 +56,7 @@ class DlqArrival:
     rules: tuple[str, ...] = ()
 
 
-@record
-class OffsetUpdated:
+class OffsetUpdated(NamedTuple):
     """The client's in-memory offset of a queue (RemoteBrokerOffsetStore / LocalFileOffsetStore)."""
 
     client_id: str
@@ -84,8 +82,7 @@ class OffsetCommitted:
     lifetime: tuple[int, int] = (0, 0)
 
 
-@record
-class PullObserved:
+class PullObserved(NamedTuple):
     client_id: str
     queue: MessageQueue
     status: str

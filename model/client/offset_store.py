@@ -7,6 +7,7 @@ BROADCASTING uses LocalFileOffsetStore (persisting = writing offsets.json, here 
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 import immutables
 from attrs import field
@@ -38,9 +39,10 @@ class FetchError(enum.Enum):
     CLIENT_ERROR = "RemotingException"  # timeout, connection, unknown broker (MQClientException)
 
 
-@record
-class ControllableOffset:
-    """[OS-03] One cached offset; `frozen` (5.2.0+) makes ordinary updates no-ops until the entry is removed."""
+class ControllableOffset(NamedTuple):
+    """[OS-03] One cached offset; `frozen` (5.2.0+) makes ordinary updates no-ops until the entry is removed.
+
+    A named tuple: one is built per consumed message (benchmarks/NOTES.md)."""
 
     value: int
     frozen: bool = False

@@ -4,16 +4,16 @@ timers and the OFFSET_ILLEGAL repair."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from attrs import frozen
 
 from model.values.message import Message, MessageQueue
-from model.values.records import record
 
 
-@record
-class PullDue:
+class PullDue(NamedTuple):
+    """One pull of a queue falls due (a named tuple: one is scheduled per pull, benchmarks/NOTES.md)."""
+
     client_id: str
     incarnation: int
     queue: MessageQueue

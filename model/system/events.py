@@ -1,18 +1,19 @@
 """The events from outside the modelled cluster, the inputs of `model.system.step.step` (spec/11-guarantees.md):
 a produce, a listener's result, the clock moving, a held one-way commit arriving, membership changes, a crash, lock
-request faults, expired commit-log files."""
+request faults, expired commit-log files. The two that come once per message (a produce, a listener's result) are
+named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others are frozen attrs records."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from attrs import frozen
 
 from model.client.listener import ListenerResult
 from model.values.message import MessageQueue
-from model.values.records import record
 
 
-@record
-class Produce:
+class Produce(NamedTuple):
     """A producer sends one message to `TOPIC` queue `queue_id` (optionally with tags and a delay level)."""
 
     uniq_key: str
@@ -21,8 +22,7 @@ class Produce:
     delay_level: int = 0
 
 
-@record
-class CompleteConsume:
+class CompleteConsume(NamedTuple):
     """A running listener invocation returns; the flags inject a failing send-back RPC / fallback send, and a
     client send to %RETRY% (fallback or orderly give-up) whose first attempt is refused and whose producer retry
     is accepted (RS-14)."""

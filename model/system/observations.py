@@ -3,15 +3,15 @@ stopped at one virtual instant (SY-12)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from attrs import frozen
 
 from model.broker.commit_log import CommitLogRecord, compute_logged_message
 from model.values.message import Message
-from model.values.records import record
 
 
-@record
-class Produced:
+class Produced(NamedTuple):
     """A producer's message as the broker stored it (its msg id is the ORIGIN_MESSAGE_ID of its retries).
 
     It holds the commit-log record; `message` decodes it when read (a producer's observation is often dropped

@@ -4,7 +4,8 @@ Entries live in tuples of 32 (chunks) kept in an immutables.Map by chunk number,
 chunk as the tail. An append copies at most the 32 references of the tail, and every 32nd append sets one map entry;
 an index is one map lookup and one tuple index.
 
-Why not a vector or a map by index: benchmarks/NOTES.md.
+Why not a vector or a map by index, and why a plain slotted class (as SortedMap) rather than an attrs record:
+benchmarks/NOTES.md.
 """
 
 from __future__ import annotations
@@ -13,22 +14,31 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 import immutables
-from attrs import field
-
-from model.values.records import record
 
 CHUNK_BITS = 5
 CHUNK_SIZE = 1 << CHUNK_BITS
 CHUNK_MASK = CHUNK_SIZE - 1
 
 
-@record
 class AppendLog:
-    """Entries 0 .. len - 1; full chunks by chunk number, then the tail."""
+    """Entries 0 .. len - 1; full chunks by chunk number, then the tail. Immutable: `append` returns a new log."""
 
-    chunks: immutables.Map = field(factory=immutables.Map)
-    tail: tuple = ()
-    length: int = 0
+    __slots__ = ("chunks", "tail", "length")
+
+    def __init__(self, chunks: immutables.Map | None = None, tail: tuple = (), length: int = 0) -> None:
+        self.chunks = immutables.Map() if chunks is None else chunks
+        self.tail, self.length = tail, length
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AppendLog):
+            return NotImplemented
+        return (self.length, self.tail, self.chunks) == (other.length, other.tail, other.chunks)
+
+    def __hash__(self) -> int:
+        return hash((self.length, self.tail, self.chunks))
+
+    def __repr__(self) -> str:
+        return f"AppendLog(<{self.length} entries>)"
 
     def __len__(self) -> int:
         return self.length

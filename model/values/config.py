@@ -27,6 +27,11 @@ class ConsumeMode(enum.Enum):
     ORDERLY = "orderly"
 
 
+# Read once: an enum member read through its class is a Python-level lookup on CPython 3.11 (EnumType.__getattr__),
+# and every event asks the configuration for its model and mode.
+CLUSTERING, ORDERLY = MessageModel.CLUSTERING, ConsumeMode.ORDERLY
+
+
 class ConsumeFromWhere(enum.Enum):
     CONSUME_FROM_LAST_OFFSET = "last"
     CONSUME_FROM_FIRST_OFFSET = "first"
@@ -118,11 +123,11 @@ class Config:
 
     @property
     def is_clustering(self) -> bool:
-        return self.message_model is MessageModel.CLUSTERING
+        return self.message_model is CLUSTERING
 
     @property
     def is_orderly(self) -> bool:
-        return self.consume_mode is ConsumeMode.ORDERLY
+        return self.consume_mode is ORDERLY
 
 
 def get_max_reconsume_times(config: Config) -> int:

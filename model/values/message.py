@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import immutables
-from attrs import field
 
-from model.values.records import discard, evolve, record
+from model.values.records import discard, evolve
 
 # Property keys, exactly as MessageConst spells them.
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"
@@ -59,18 +58,17 @@ class MessageQueue(NamedTuple):
     queue_id: int
 
 
-@record
-class Message:
+class Message(NamedTuple):
     """A message: what a producer sends (offsets -1) or what the store holds and a pull returns (MessageExt).
 
-    A dict-based `@record`, copied by `evolve` as a dict (benchmarks/NOTES.md).
+    A named tuple, read by name and copied by `evolve` (benchmarks/NOTES.md says why not an attrs record).
     `properties` is a persistent map (immutables.Map), so copying a message never copies its properties.
     """
 
     topic: str
     body: bytes = b""
     tags: str | None = None
-    properties: Mapping = field(factory=immutables.Map)
+    properties: Mapping = immutables.Map()
     queue_id: int = 0
     queue_offset: int = -1
     commit_log_offset: int = -1

@@ -6,6 +6,8 @@
   `__init__` would do anything but store the values;
 - any other record whose `__init__` takes every field positionally under its own name is rebuilt positionally
   from an attribute getter (its `__init__` runs, with its converters and validators);
+- a named tuple (typing.NamedTuple) is rebuilt from its values, as its `_replace` does, without `_replace`'s
+  Python-level `_make`;
 - the rest falls back to `attrs.evolve`.
 """
 
@@ -28,10 +30,13 @@ class CopyPlan:
     # Copy the instance dict and store it with this setter (the class's `__dict__` descriptor, cheaper than
     # object.__setattr__); None: call the class positionally.
     set_dict: Callable | None
+    is_named_tuple: bool = False
 
 
 def get_copy_plan(cls: type) -> CopyPlan | None:
     """How to copy instances of `cls`, or None when only attrs.evolve will do."""
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return CopyPlan({name: position for position, name in enumerate(cls._fields)}, None, None, True)
     fields = attrs.fields(cls)
     if len(fields) < 2 or any(not f.init or f.kw_only or f.alias != f.name for f in fields):
         return None
@@ -46,12 +51,14 @@ def get_copy_plan(cls: type) -> CopyPlan | None:
 
 # Bound once: a module global and an attribute lookup per copy were a measurable part of a system step.
 _new = object.__new__
+_new_tuple = tuple.__new__
 # The copy plan of each class, looked up directly (cheaper per call than the functools.cache wrapper).
 _PLANS: dict[type, CopyPlan | None] = {}
 
 
 def evolve(inst: T, **changes) -> T:
-    """A copy of the attrs instance `inst` with `changes` applied, as `attrs.evolve`."""
+    """A copy of the attrs instance or named tuple `inst` with `changes` applied, as `attrs.evolve` (or
+    `_replace`)."""
     cls = type(inst)  # a call CPython specialises; `inst.__class__` is a generic descriptor read
     try:
         plan = _PLANS[cls]
@@ -71,10 +78,10 @@ def evolve(inst: T, **changes) -> T:
             set_dict(copy, values)
             return copy
     elif positions.keys() >= changes.keys():
-        values = list(plan.get_all(inst))
+        values = list(inst) if plan.is_named_tuple else list(plan.get_all(inst))
         for name, value in changes.items():
             values[positions[name]] = value
-        return cls(*values)
+        return _new_tuple(cls, values) if plan.is_named_tuple else cls(*values)
     name = min(changes.keys() - positions.keys())
     raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
 

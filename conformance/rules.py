@@ -29,7 +29,8 @@ JUDGED: dict[str, str] = {
     "CC-05": "the listener's topic and CONSUME_START_TIME",
     "CC-06": "fates against the model under send-back faults",
     "CC-07": "fates against the model with the broker not writeable",
-    "RS-14": "fates against the model when the fallback's first attempt is refused and its producer retry stored",
+    "RS-14": "fates against the model when the fallback's first attempt is refused and its producer retry stored "
+             "(conforms when they match; a difference is filed under CC-06)",
     "CC-09": "BROADCASTING: no send-back, no second delivery",
     "SY-08": "BROADCASTING: no send-back, no second delivery (CC-09's check)",
     "RB-05": "wire: UPDATE_CONSUMER_OFFSET's one-way flag",

@@ -248,11 +248,10 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
         elif key in get_unsent_keys(run):
             rule = "CC-06"  # a RECONSUME_LATER read as a success: neither sent back nor retried
         elif hit and run.workload.mode == "concurrently":
-            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally;
-            # with the fallback's first attempt refused its producer retry restarts reconsumeTimes (RS-14).
-            rule = "CC-06"
-            rules = [r for r, kind in (("CC-07", "broker_not_writeable"), ("RS-14", "fallback_first_refused"))
-                     if kind in hit]
+            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally.
+            # RS-14 is judged only where the fates match (get_fault_verdict): a difference under its fault is CC-06's,
+            # since a client that keeps its counter and one that loses the retried copy differ the same way here.
+            rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
         elif run.workload.mode == "orderly":
             rule = "OR-07"
         elif not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):

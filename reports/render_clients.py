@@ -152,7 +152,7 @@ def render_client_heat_map(matrix: list[dict]) -> bytes:
     """PNG: the rules some client was judged on (rows) x clients (columns), a colour and a mark per cell."""
     from matplotlib.colors import to_rgb
 
-    from reports.render_html import import_pyplot
+    from reports.heat_map import import_pyplot
 
     plt = import_pyplot()
     clients, cells = get_clients(matrix) or [("(no verdicts)", "")], index_matrix(matrix)

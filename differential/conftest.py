@@ -23,10 +23,13 @@ def pytest_configure(config):
     config.rmqspec_rule_records = []
 
 
-@pytest.fixture(params=["rocketmq-4.9.8"])
-def target(request, rocketmq) -> Target:
-    """A backend to send requests to (the real broker; the model-backed server joins once it exists)."""
-    return Target(request.param, rocketmq.broker_addr, REAL_BROKER_NAME)
+@pytest.fixture(params=["rocketmq-4.9.8", "model"])
+def target(request) -> Target:
+    """A backend to send requests to: the session's real broker, or the session's model-backed server."""
+    if request.param == "model":
+        server = request.getfixturevalue("model_server")
+        return Target(request.param, server.broker_addr, server.settings.broker_name)
+    return Target(request.param, request.getfixturevalue("rocketmq").broker_addr, REAL_BROKER_NAME)
 
 
 @pytest.fixture

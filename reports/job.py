@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
+from reports.differential import find_newest_records
 from reports.extract import ReportInputError
 from reports.local_frame import create_frame
 from reports.results import Results
@@ -216,6 +217,7 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     results.ingested, results.skipped = ingested, skipped
+    results.differential_run = find_newest_records(args.inputs)
     print(write_site(results, args.out, tables))
     if args.strict and results.quarantine_by_reason:
         print(f"--strict: {sum(results.quarantine_by_reason.values())} input lines quarantined", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reports.spec_rules import Rule
 
@@ -40,6 +41,7 @@ class Results:
     runs_covered: dict = field(default_factory=dict)
     ingested: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    differential_run: Path | None = None  # the newest run read with differential records (reports/differential.py)
 
     @property
     def configurations(self) -> list[str]:

@@ -1,0 +1,54 @@
+"""Real clients on both backends: RocketMQ's Java client 4.9.8 and rocketmq-client-cpp 1.2.3 run the same
+conformance workloads against the model-backed server and against RocketMQ 4.9.8 (through a recording proxy,
+conformance/backends/real_run.py), and per rule the verdict must be the same on both backends — or the
+difference is one EXPLAINED lists, with its reason. Each (rule, client) pair is recorded for the report."""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve
+
+from conformance.backends.model import open_model_backend
+from conformance.backends.real_run import open_real_backend
+from conformance.clients import cpp, java
+from conformance.harness import SETTINGS, get_fresh_names, judge_run
+from conformance.run import run_workload
+from conformance.workload import MessageSpec, Workload, poison_workload
+
+CLIENTS = {
+    "java": (java.open_java_consumer, java.get_unavailable_reason),
+    "cpp": (cpp.open_cpp_consumer, cpp.get_unavailable_reason),
+}
+WORKLOADS = {
+    "poison": poison_workload(2),  # produce -> fail -> retry -> retry -> DLQ
+    "mixed": Workload((MessageSpec("m0", "TagA"), MessageSpec("m1", "TagA", 0, ("RECONSUME_LATER",)),
+                       MessageSpec("m2", "TagB", 1, ("RECONSUME_LATER", "RECONSUME_LATER")))),
+}
+# (client, rule) -> why its verdict may differ between the two backends. Empty: none found so far.
+EXPLAINED: dict[tuple[str, str], str] = {}
+
+
+def run_on(open_backend, client: str, workload: Workload, tmp_path) -> dict[str, str]:
+    """The verdicts of one run of `workload` by `client` on the backend `open_backend` opens."""
+    group, instance = get_fresh_names(f"d{client}")
+    settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    run = run_workload(open_backend, workload, settings, instance, str(tmp_path), CLIENTS[client][0])
+    return {v.rule: v.status for v in judge_run(run, repr(workload))}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("workload", list(WORKLOADS))
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_same_verdicts_on_both_backends(rocketmq, record_client_verdicts, client, workload, tmp_path):
+    reason = CLIENTS[client][1]()
+    if reason is not None:
+        pytest.fail(f"the differential env installs both clients; {client} is unavailable: {reason}")
+    on_model = run_on(open_model_backend, client, WORKLOADS[workload], tmp_path / "model")
+    print(f"{client} {workload} on the model: {on_model}")
+    on_real = run_on(lambda s, w: open_real_backend(rocketmq, s, w), client, WORKLOADS[workload], tmp_path / "real")
+    record_client_verdicts(client, workload, on_model, on_real, EXPLAINED)
+    differ = {rule: (on_model.get(rule), on_real.get(rule)) for rule in sorted(set(on_model) | set(on_real))
+              if on_model.get(rule) != on_real.get(rule) and (client, rule) not in EXPLAINED}
+    assert differ == {}, f"model vs rocketmq-4.9.8 verdicts differ for {client}: {differ}"
+    assert on_real, "no verdict on the real broker"

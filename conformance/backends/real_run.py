@@ -62,7 +62,7 @@ def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float
 class RealBackend:
     """One workload's view of the session's real broker: fresh topic and group, a recording proxy."""
 
-    def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings) -> None:
+    def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE):
         self.broker, self.proxy, self.settings = broker, proxy, settings
         self.client = BrokerClient(broker.broker_addr)
         self.namesrv = proxy.namesrv_addr
@@ -73,6 +73,8 @@ class RealBackend:
         # As after an earlier heartbeat of the group (the model-backed server's `groups` setting): a client asks for
         # the retry topic's route before its first heartbeat and re-balances only every 20 s.
         admin.create_topic(self.client, f"%RETRY%{settings.group}", 1)
+        # A real fault: brokerPermission for the whole run (4: read-only), restored by close().
+        admin.update_broker_config(self.client, brokerPermission=perm)
 
     def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
         properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tags} if tags else {}),
@@ -119,18 +121,21 @@ class RealBackend:
         return copies
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            admin.update_broker_config(self.client, brokerPermission=admin.PERM_READ_WRITE)
+        finally:
+            self.client.close()
 
 
 @contextlib.contextmanager
-def open_real_backend(broker, settings: RunSettings, workload: Workload):
+def open_real_backend(broker, settings: RunSettings, workload: Workload, perm: int = admin.PERM_READ_WRITE):
     """`with open_real_backend(broker, settings, workload) as backend:` a proxy in front of `broker` (a running
-    :class:`~conformance.backends.rocketmq.RocketMQ`), always stopped. Workloads with injected faults are refused:
-    the real broker cannot fail one request on demand."""
+    :class:`~conformance.backends.rocketmq.RocketMQ`) with brokerPermission `perm` during the run, always stopped
+    and restored. Workloads with injected faults are refused: the real broker cannot fail one request on demand."""
     if workload.faults:
         raise ValueError(f"the real broker cannot inject {[f.kind for f in workload.faults]}; run it on the model")
     with RecordingProxy(broker.namesrv_addr, broker.broker_addr) as proxy:
-        backend = RealBackend(broker, proxy, settings)
+        backend = RealBackend(broker, proxy, settings, perm)
         try:
             yield backend
         finally:

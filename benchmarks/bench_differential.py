@@ -69,10 +69,27 @@ def measure_cases(cases: int, tmp: Path, seed: int) -> tuple:
         wall = time.perf_counter() - began
         requests = CountingClient.calls
         oracle_rate, oracle_wall = measure_oracle_cases(broker.broker_addr, cases, seed)
+        both_rate, both_wall = measure_both_backends(target, drawn)
     finally:
         session.close(failed=False)
     steps = sum(len(s) for s in drawn)
-    return cases / wall, requests / wall, steps, wall, oracle_rate, oracle_wall
+    return cases / wall, requests / wall, steps, wall, oracle_rate, oracle_wall, both_rate, both_wall
+
+
+def measure_both_backends(real, drawn: list) -> tuple[float, float]:
+    """The same sequences sent to the real broker and to the model-backed server and compared (as
+    differential/test_backends_agree.py does): cases/s, wall seconds."""
+    from conformance.backends.settings_table import get_model_broker_settings
+    from conformance.server.runner import run_server
+    from differential.compare import Target, describe_differences, run_sequence
+
+    with run_server(get_model_broker_settings()) as runner:
+        model = Target("model", runner.server.broker_addr, runner.server.settings.broker_name)
+        began = time.perf_counter()
+        for sequence in drawn:
+            describe_differences(*run_sequence([real, model], sequence).items())
+        wall = time.perf_counter() - began
+    return len(drawn) / wall, wall
 
 
 def measure_oracle_cases(broker_addr: str, cases: int, seed: int) -> tuple[float, float]:
@@ -132,11 +149,14 @@ def main() -> None:
     starts = measure_starts(args.starts, tmp)
     print(f"broker start (name server + broker answering): median {statistics.median(starts):.2f} s, "
           f"best {min(starts):.2f} s over {len(starts)} starts: {', '.join(f'{s:.2f}' for s in starts)}")
-    per_case, per_request, steps, wall, oracle_rate, oracle_wall = measure_cases(args.cases, tmp, args.seed)
+    per_case, per_request, steps, wall, oracle_rate, oracle_wall, both_rate, both_wall = measure_cases(
+        args.cases, tmp, args.seed)
     print(f"differential sequences on the real broker: {args.cases} cases ({steps} steps) in {wall:.1f} s: "
           f"{per_case:.2f} cases/s, {per_request:.0f} wire requests/s (seed {args.seed})")
     print(f"model-oracle send-back cases (real broker, then the model): {args.cases} cases in {oracle_wall:.1f} s: "
           f"{oracle_rate:.2f} cases/s")
+    print(f"the same sequences on both backends (real broker and model-backed server, compared): {args.cases} cases "
+          f"in {both_wall:.1f} s: {both_rate:.2f} cases/s")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
+from reports.differential import CLIENT_RECORDS_NAME, RECORDS_NAME
+
+__all__ = ["CLIENT_RECORDS_NAME", "RECORDS_NAME", "make_record", "read_rule_table", "write_rule_records"]
 
 
 def make_record(rule: str, backend: str, test: str, passed: bool, detail: str) -> dict:

@@ -87,11 +87,12 @@ def test_broker_serves_with_its_name_server_stopped(second):
     assert broker.broker.poll() is None
 
 
+@pytest.mark.rules("PL-04")
 @pytest.mark.parametrize("perm, pull_code", [(admin.PERM_READ, 0), (admin.PERM_WRITE, 16)])
-def test_pull_follows_broker_permission(rocketmq, perm, pull_code):
+def test_pull_follows_broker_permission(target, perm, pull_code):
     """Read-only during consumption: pulls go on, send-backs are refused (SB-02); write-only: pulls refused."""
-    with BrokerClient(rocketmq.broker_addr) as client:
-        run = Run(client, "broker-a", Names())
+    with BrokerClient(target.broker_addr) as client:
+        run = Run(client, target.broker_name, Names())
         run.set_up()
         client.send(run.names.topic, 0, b"x", {"WAIT": "true"})
         time.sleep(0.05)

@@ -27,9 +27,11 @@ def probe_classes(tmp_path_factory):
     return classes, classpath
 
 
-@pytest.fixture
-def broker(tmp_path):
-    session = RocketMQSession(get_real_broker_conf(), tmp_path / "logs", **PORTS)
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """One broker for the module's faults (a start and a stop cost ~12 s): the crash test restarts it on its
+    store, and the name-server test, which leaves no name server, runs last."""
+    session = RocketMQSession(get_real_broker_conf(), tmp_path_factory.mktemp("faults") / "logs", **PORTS)
     broker = session.open()
     yield broker
     session.close(failed=False)
@@ -75,20 +77,6 @@ def test_at_least_once_across_a_broker_crash(broker, probe_classes, tmp_path):
     assert (len(before), len(after), missing) == (10, 10, set()), f"{duplicates} duplicates; {probe.deliveries}"
 
 
-def test_consumption_goes_on_with_the_name_server_stopped(broker, probe_classes, tmp_path):
-    names = Names()
-    probe = start_probe(broker, names, probe_classes, tmp_path)
-    try:
-        first = send_acknowledged(broker, names, [f"A{i}" for i in range(5)])
-        assert probe.wait_for(first, DELIVERY_TIMEOUT) == set()
-        broker.stop_namesrv()
-        later = send_acknowledged(broker, names, [f"B{i}" for i in range(5)])
-        missing = probe.wait_for(later, DELIVERY_TIMEOUT)
-    finally:
-        probe.stop()
-    assert (len(later), missing) == (5, set())
-
-
 @pytest.mark.rules("CC-06", "RS-07", "RS-09")
 def test_read_only_broker_during_consumption(broker, probe_classes, tmp_path):
     """The broker turns read-only while a message fails: pulls go on, the send-back is refused (SB-02), and the
@@ -111,3 +99,49 @@ def test_read_only_broker_during_consumption(broker, probe_classes, tmp_path):
     f0 = [(d["reconsumeTimes"], d["retryTopic"], d["originMessageId"]) for d in probe.deliveries if d["uniq"] == "F0"]
     assert (failing, missing) == ({"F0"}, set()), f0
     assert f0 == [(0, False, False), (1, True, False)]  # (reconsumeTimes, RETRY_TOPIC set, ORIGIN_MESSAGE_ID set)
+
+
+def wait_for_keys(consumer, keys: set[str], timeout: float) -> set[str]:
+    """Waits until every key was delivered to `consumer` at least once; returns the keys still missing."""
+    deadline = time.monotonic() + timeout
+    while (missing := keys - {d.uniq_key for d in list(consumer.deliveries)}) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return missing
+
+
+@pytest.mark.rules("SY-10")
+def test_cpp_at_least_once_across_a_broker_crash(broker, tmp_path):
+    """rocketmq-client-cpp 1.2.3 through the same crash: every acknowledged message delivered at least once."""
+    from conformance.clients import cpp
+    from conformance.clients.driver import StartRequest
+
+    if (reason := cpp.get_unavailable_reason()) is not None:
+        pytest.fail(f"the differential env installs rocketmq-client-cpp: {reason}")
+    names = Names()
+    with BrokerClient(broker.broker_addr) as client:
+        Run(client, "broker-a", names).set_up()
+    request = StartRequest(broker.namesrv_addr, names.group("q1"), names.topic, f"cpp-{names.suffix}")
+    with cpp.open_cpp_consumer(request, lambda message, seen: "CONSUME_SUCCESS", str(tmp_path)) as consumer:
+        before = send_acknowledged(broker, names, [f"A{i}" for i in range(10)])
+        assert wait_for_keys(consumer, set(list(before)[:3]), DELIVERY_TIMEOUT) == set()
+        broker.kill_broker()
+        time.sleep(0.5)
+        broker.start_broker()
+        after = send_acknowledged(broker, names, [f"B{i}" for i in range(10)])
+        missing = wait_for_keys(consumer, before | after, DELIVERY_TIMEOUT)
+    assert (len(before), len(after), missing) == (10, 10, set())
+
+
+def test_consumption_goes_on_with_the_name_server_stopped(broker, probe_classes, tmp_path):
+    names = Names()
+    probe = start_probe(broker, names, probe_classes, tmp_path)
+    try:
+        first = send_acknowledged(broker, names, [f"A{i}" for i in range(5)])
+        assert probe.wait_for(first, DELIVERY_TIMEOUT) == set()
+        broker.stop_namesrv()
+        later = send_acknowledged(broker, names, [f"B{i}" for i in range(5)])
+        missing = probe.wait_for(later, DELIVERY_TIMEOUT)
+    finally:
+        probe.stop()
+    assert (len(later), missing) == (5, set())

@@ -3,11 +3,13 @@ client's piggybacked offset at 0 (PL-07). Each test puts one pull where the rule
 
 from __future__ import annotations
 
+import immutables
 from hypothesis import event, given
 from hypothesis import strategies as st
 
 from model.broker.consumer_offsets import query_offset
-from model.broker.pull_handler import get_broker_pull
+from model.broker.pull_handler import get_broker_pull, get_pull_refusal
+from model.broker.state import Broker, TopicConfig
 from model.client.offset_store import update_offset
 from model.client.pull import commit_piggyback
 from model.system.events import Produce
@@ -19,6 +21,25 @@ from model.values.records import evolve
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)
+
+
+@given(broker_perm=st.sampled_from((2, 4, 6)), topic_perm=st.sampled_from((None, 2, 4, 6)),
+       queue_id=st.integers(-1, 3))
+def test_pull_refused_before_the_store_lookup(broker_perm, topic_perm, queue_id):
+    """[PL-04] PullMessageProcessor.processRequest: broker permission, then the topic's existence and permission,
+    then the queue id against the topic's two read queues."""
+    topics = {} if topic_perm is None else {TOPIC: TopicConfig(TOPIC, 2, 2, topic_perm)}
+    broker = Broker(perm=broker_perm, topics=immutables.Map(topics))
+    refusal = get_pull_refusal(broker, MessageQueue(TOPIC, queue_id))
+    event("PL-04")
+    if broker_perm == 2:
+        assert refusal == "NO_PERMISSION"
+    elif topic_perm is None:
+        assert refusal == "TOPIC_NOT_EXIST"
+    elif topic_perm == 2:
+        assert refusal == "NO_PERMISSION"
+    else:
+        assert refusal == (None if queue_id in (0, 1) else "SYSTEM_ERROR")
 
 
 @given(stored=st.integers(0, 5), around=st.sampled_from((-1, 0, 1)))

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from immutables import Map
 
 from model.broker.locks import QueueLock
-from model.broker.retry_send import on_send_retry_message
+from model.broker.retry_send import on_broker_send_retry_message, on_send_retry_message
 from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
-from model.broker.state import SubscriptionGroupConfig, TopicConfig
+from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
 from model.client.retry_message import compute_fallback_retry_message, compute_orderly_retry_message
 from model.values.config import Config, ConsumeMode
 from model.values.errors import IllegalTransition
@@ -275,3 +275,23 @@ def test_send_to_other_topic_is_illegal():
     broker = BrokerCase("4.9.8", SubscriptionGroupConfig(GROUP), 6, None, None, None).build()
     with pytest.raises(IllegalTransition, match="not a %RETRY% topic"):
         on_send_retry_message(broker, Config(), Message("T"), None, None, NOW, 0)
+
+
+@given(perm=st.sampled_from((2, 4, 6)), retry_queue_nums=st.integers(0, 3), queue_id=st.integers(0, 3),
+       reconsume=st.integers(0, 3))
+def test_broker_alone_stores_a_retry_send_at_its_queue_whatever_the_permission(perm, retry_queue_nums, queue_id,
+                                                                               reconsume):
+    """[RS-07] Over the wire, with no producer route in between, 4.9.8's broker checks no permission for a send to
+    %RETRY% (SMP 4.9.8 L344-L387): it stores at the request's queue id, or SYSTEM_ERROR outside the queues."""
+    group = SubscriptionGroupConfig(GROUP, retry_queue_nums, 16)
+    broker = Broker(perm=perm, groups=Map({GROUP: group}))
+    message = Message(RETRY_TOPIC, b"x", None, Map(), queue_id, -1, -1, "", reconsume, 0, 0)
+    _after, result = on_broker_send_retry_message(broker, Config(), message, reconsume, 2, NOW)
+    event("RS-07")
+    if queue_id >= retry_queue_nums:
+        assert (result.code.name, result.stored) == ("SYSTEM_ERROR", None)
+    elif reconsume >= 2:
+        assert result.code.name == "SUCCESS" and result.stored.topic in (DLQ_TOPIC, "SCHEDULE_TOPIC_XXXX")
+    else:
+        assert result.code.name == "SUCCESS"
+        assert (result.stored.topic, result.stored.queue_id) == (RETRY_TOPIC, queue_id)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
+from reports.differential import find_newest_records
 from reports.extract import ReportInputError
 from reports.local_frame import create_frame
 from reports.results import Results
@@ -236,6 +237,7 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     results.ingested, results.skipped = ingested, skipped
+    results.differential_run = find_newest_records(args.inputs)
     print(write_site(results, args.out, tables, docs=not args.no_site))
     if args.strict and results.quarantine_by_reason:
         print(f"--strict: {sum(results.quarantine_by_reason.values())} input lines quarantined", file=sys.stderr)

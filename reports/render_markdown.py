@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from reports.differential import render_summary_section
 from reports.render_clients import render_client_markdown
 from reports.results import (
     STATUS_MARK,
@@ -41,6 +42,7 @@ def render_summary(results: Results, outputs: dict[str, str]) -> str:
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)
+        + render_summary_section(results.differential_run)
         + ["", "## Outputs", ""]
         + [f"- {name}: `{path}`" for name, path in outputs.items()]
     )

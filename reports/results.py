@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from reports.spec_rules import Rule, slugify
 
@@ -43,6 +44,7 @@ class Results:
     skipped: list[str] = field(default_factory=list)
     # The rule x client matrix (reports/clients.py): one row per client (the model included) and rule.
     client_matrix: list[dict] = field(default_factory=list)
+    differential_run: Path | None = None  # the newest run read with differential records (reports/differential.py)
 
     @property
     def configurations(self) -> list[str]:

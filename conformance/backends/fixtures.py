@@ -34,10 +34,21 @@ def rocketmq(request: pytest.FixtureRequest) -> RocketMQ:
 
 
 @pytest.fixture(scope="session")
+def model_server():
+    """The session's one model-backed server (conformance/server/) with the settings table's model half, on
+    loopback in the session's namespace; examples are isolated by fresh names, as on the real broker."""
+    from conformance.backends.settings_table import get_model_broker_settings
+    from conformance.server.runner import run_server
+
+    with run_server(get_model_broker_settings()) as runner:
+        yield runner.server
+
+
+@pytest.fixture(scope="session")
 def broker_backend(request: pytest.FixtureRequest):
     """The backend ``RMQSPEC_BACKEND`` names, for the client conformance runs: an object with ``namesrv_addr`` and
     ``broker_addr``. ``rocketmq-4.9.8`` is the session's real broker (the run must be inside the loopback-only
-    namespace); ``model`` is the model-backed server, which the wire harness provides."""
+    namespace); ``model`` is the session's model-backed server."""
     from conformance.backends import get_backend_name
 
     if get_backend_name() == "rocketmq-4.9.8":

@@ -21,6 +21,27 @@ PULL_FLAG_SUBSCRIPTION = 0x4
 PULL_FLAG_CLASS_FILTER = 0x8
 
 
+# The header fields RocketMQ 4.9.8 declares @CFNotNull, by request code (common/.../protocol/header/*RequestHeader).
+# RemotingCommand.decodeCommandCustomHeader refuses a request without one ("the custom field <x> is null"); the
+# fast-decoded headers (SendMessageRequestHeaderV2, PullMessageRequestHeader) fail on the first use of the null
+# instead. Either way the answer is SYSTEM_ERROR (NettyRemotingAbstract.processRequestCommand).
+REQUIRED_FIELDS = {
+    10: ("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag", "bornTimestamp",
+         "flag"),
+    310: tuple("abcdefgh"),
+    11: ("consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag", "commitOffset",
+         "suspendTimeoutMillis", "subVersion"),
+    36: ("offset", "group", "delayLevel"),
+    14: ("consumerGroup", "topic", "queueId"),
+    15: ("consumerGroup", "topic", "queueId", "commitOffset"),
+}
+
+
+def get_missing_field(code: int, ext_fields: dict[str, str]) -> str | None:
+    """The first @CFNotNull header field of request `code` that `ext_fields` lacks (None: all there)."""
+    return next((f for f in REQUIRED_FIELDS.get(code, ()) if ext_fields.get(f) is None), None)
+
+
 def decode_send_header(ext_fields: dict[str, str], v2: bool) -> dict[str, str]:
     """A SEND_MESSAGE(_V2) header under SendMessageRequestHeader's long names."""
     if not v2:

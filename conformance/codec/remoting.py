@@ -75,7 +75,8 @@ def decode_header(data: bytes) -> RemotingCommand:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise FrameError(f"header is not JSON: {error}") from error
     ext = raw.get("extFields") or {}
-    return RemotingCommand(code=int(raw["code"]), opaque=int(raw.get("opaque", 0)), flag=int(raw.get("flag", 0)),
+    # RemotingCommand's `int code` stays 0 when the header has none (fastjson); 0 is no request code.
+    return RemotingCommand(code=int(raw.get("code", 0)), opaque=int(raw.get("opaque", 0)), flag=int(raw.get("flag", 0)),
                            language=str(raw.get("language", "JAVA")), version=int(raw.get("version", 0)),
                            remark=raw.get("remark"), ext_fields={str(k): _text(v) for k, v in ext.items()})
 

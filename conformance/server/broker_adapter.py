@@ -15,13 +15,14 @@ from conformance.settings import BrokerSettings
 from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset
 from model.broker.delay_timer import get_next_schedule_time, on_schedule_timer
 from model.broker.locks import on_lock_batch, on_unlock_batch
-from model.broker.pull_handler import get_broker_pull
-from model.broker.retry_send import on_send_message
+from model.broker.pull_handler import get_broker_pull, get_pull_refusal
+from model.broker.retry_send import on_broker_send_retry_message, on_send_message
 from model.broker.send_back import RANDOM_BOUND, SendBackRequest, on_consumer_send_msg_back
-from model.broker.state import Broker, SubscriptionGroupConfig, TopicConfig
+from model.broker.state import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, TopicConfig
 from model.values.config import Config
 from model.values.message import (
     PROPERTY_ORIGIN_MESSAGE_ID,
+    SCHEDULE_TOPIC,
     Message,
     MessageQueue,
     compute_message_id,
@@ -31,6 +32,7 @@ from model.values.message import (
 )
 
 PROPERTY_TAGS = "TAGS"
+SCHEDULE_TOPIC_QUEUE_NUM = 18
 MODEL_ID_HOST = compute_message_id(0)[:16]
 
 
@@ -50,6 +52,9 @@ class BrokerAdapter:
     # (model.values.message.compute_message_id); to_model_id/to_wire_id translate the 16-hex-digit host prefix.
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     rng: random.Random = attrs.field(factory=lambda: random.Random(0))
+    # Wall-clock ms at model time 0: a real broker stamps storeTimestamp with System.currentTimeMillis (CommitLog
+    # 4.9.8) and clients send wall-clock timestamps (SEARCH_OFFSET_BY_TIMESTAMP); the model counts from 0.
+    epoch_ms: int = 0
     # What each successful CONSUMER_SEND_MSG_BACK stored: (model time, the commit-log offset it named, the copy).
     sent_back: list = attrs.field(factory=list)
     # What each successful send to a %RETRY% topic stored (a Java client's fallback after a failed send-back,
@@ -70,6 +75,16 @@ class BrokerAdapter:
             self.broker = attrs.evolve(self.broker, groups=self.broker.groups.set(group, config))
             self.ensure_topic(get_retry_topic(group))
 
+    def create_topic(self, topic: str, read_queue_nums: int, write_queue_nums: int, perm: int) -> None:
+        """UPDATE_AND_CREATE_TOPIC: the topic's config replaced as the request gives it."""
+        config = TopicConfig(topic, read_queue_nums, write_queue_nums, perm)
+        self.broker = attrs.evolve(self.broker, topics=self.broker.topics.set(topic, config))
+
+    def create_group(self, group: str, retry_queue_nums: int, retry_max_times: int) -> None:
+        """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the group's config replaced; unlike a heartbeat, no %RETRY% topic."""
+        config = SubscriptionGroupConfig(group, retry_queue_nums, retry_max_times)
+        self.broker = attrs.evolve(self.broker, groups=self.broker.groups.set(group, config))
+
     def send(self, topic: str, queue_id: int, body: bytes, properties: dict[str, str], flag: int,
              born_timestamp: int, header: tuple[int | None, int | None], now: int):
         """SEND_MESSAGE(_V2): a %RETRY% send is the model's RS handler; any other is stored by the model's store.
@@ -78,10 +93,15 @@ class BrokerAdapter:
         """
         message = Message(topic, body, properties.get(PROPERTY_TAGS), immutables.Map(properties), queue_id, -1, -1,
                           "", header[0] or 0, flag, born_timestamp)
-        if not is_retry_topic(topic):
-            self.ensure_topic(topic)  # autoCreateTopicEnable, as the server's settings say
-        self.broker, result = on_send_message(self.broker, self.config, message, header, now,
-                                              self.rng.randrange(RANDOM_BOUND))
+        if topic not in self.broker.topics:
+            # msgCheck (AbstractSendMessageProcessor 4.9.8 L182-L215) creates any missing topic, a %RETRY% one
+            # included, from TBW102 with the producer's defaultTopicQueueNums (4) before the retry rules run; a
+            # consumer's heartbeat would have created a %RETRY% topic with retryQueueNums queues (ensure_group).
+            self.create_topic(topic, self.settings.topic_queue_nums, self.settings.topic_queue_nums, 6)
+        if is_retry_topic(topic):  # the broker's half alone: a wire request has no producer route (RS-07)
+            self.broker, result = on_broker_send_retry_message(self.broker, self.config, message, *header, now)
+        else:
+            self.broker, result = on_send_message(self.broker, self.config, message, header, now, 0)
         if is_retry_topic(topic) and result.stored is not None:
             self.retry_sent.append((now, result.stored))
         stored = None if result.stored is None else self.to_wire(result.stored)
@@ -101,6 +121,9 @@ class BrokerAdapter:
     def pull(self, topic: str, queue_id: int, offset: int, max_nums: int, expression: str = "*"):
         """PULL_MESSAGE's store lookup (the model's get_broker_pull, its tag-hash filter included [PL-04]):
         (status, messages, next, min, max). `expression` is the request's subscription, e.g. "TagA || TagB"."""
+        refusal = get_pull_refusal(self.broker, MessageQueue(topic, queue_id))
+        if refusal is not None:
+            return refusal, [], offset, 0, 0
         tags = get_subscribed_tags(expression)
         # A retry topic is never filtered (its messages carry the original tags); None lets every unit through.
         codes = None if tags is None or is_retry_topic(topic) else frozenset(java_string_hash(tag) for tag in tags)
@@ -115,7 +138,7 @@ class BrokerAdapter:
         return self.broker.store.get_min_offset_in_queue(topic, queue_id)
 
     def search_offset(self, topic: str, queue_id: int, timestamp: int) -> int:
-        return self.broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp)
+        return self.broker.store.get_offset_in_queue_by_time(topic, queue_id, timestamp - self.epoch_ms)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int | None:
         """QUERY_CONSUMER_OFFSET: the model's answer (None: QUERY_NOT_FOUND)."""
@@ -160,8 +183,8 @@ class BrokerAdapter:
             properties[PROPERTY_ORIGIN_MESSAGE_ID] = self.to_wire_id(properties[PROPERTY_ORIGIN_MESSAGE_ID])
         return StoredMessage(topic=message.topic, body=message.body, queue_id=message.queue_id,
                              queue_offset=message.queue_offset, commit_log_offset=message.commit_log_offset,
-                             properties=properties, flag=message.flag,
-                             born_timestamp=message.born_timestamp, store_timestamp=message.store_timestamp,
+                             properties=properties, flag=message.flag, born_timestamp=message.born_timestamp,
+                             store_timestamp=message.store_timestamp + self.epoch_ms,
                              store_host=self.store_host, born_host=("127.0.0.1", 0),
                              reconsume_times=message.reconsume_times)
 
@@ -170,6 +193,9 @@ def create_broker_adapter(settings: BrokerSettings) -> BrokerAdapter:
     config = Config(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
                     retry_queue_nums=settings.retry_queue_nums)
     adapter = BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))
+    # The system topic TopicConfigManager 4.9.8 creates at start (L125-L131): the delay timer's 18 queues, readable
+    # as on the real broker.
+    adapter.create_topic(SCHEDULE_TOPIC, SCHEDULE_TOPIC_QUEUE_NUM, SCHEDULE_TOPIC_QUEUE_NUM, PERM_READ | PERM_WRITE)
     for group in settings.groups:
         adapter.ensure_group(group)
     return adapter

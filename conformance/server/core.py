@@ -12,6 +12,7 @@ import time
 import attrs
 
 from conformance.codec.codes import ResponseCode
+from conformance.codec.headers import get_missing_field
 from conformance.codec.remoting import (
     FrameError,
     RemotingCommand,
@@ -59,6 +60,7 @@ class Server:
 
     async def start(self) -> Server:
         self._started = time.monotonic()
+        self.adapter.epoch_ms = int(time.time() * 1000)
         for endpoint in ("namesrv", "broker"):
             server = await asyncio.start_server(
                 lambda r, w, e=endpoint: self._serve(r, w, e), host="127.0.0.1", port=0)
@@ -167,6 +169,9 @@ class Server:
                                   "ext_fields": dict(request.ext_fields), "body": describe_body(request.body)})
             return make_response(request, ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
                                  f" request type {request.code} not supported")
+        missing = get_missing_field(request.code, request.ext_fields)
+        if missing is not None:
+            return make_response(request, ResponseCode.SYSTEM_ERROR, f"the custom field <{missing}> is null")
         try:
             return await handler(self, request)
         except (KeyError, ValueError, TypeError) as error:

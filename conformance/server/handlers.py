@@ -25,9 +25,13 @@ from conformance.codec.headers import (
 )
 from conformance.codec.message import decode_properties, encode_messages
 from conformance.codec.remoting import RemotingCommand, make_response
+from conformance.server.admin_handlers import ADMIN_HANDLERS
 
 PULL_STATUS_CODES = {"FOUND": Rs.SUCCESS, "NO_NEW_MSG": Rs.PULL_NOT_FOUND,
-                     "NO_MATCHED_MSG": Rs.PULL_RETRY_IMMEDIATELY, "OFFSET_ILLEGAL": Rs.PULL_OFFSET_MOVED}
+                     "NO_MATCHED_MSG": Rs.PULL_RETRY_IMMEDIATELY, "OFFSET_ILLEGAL": Rs.PULL_OFFSET_MOVED,
+                     "NO_PERMISSION": Rs.NO_PERMISSION, "TOPIC_NOT_EXIST": Rs.TOPIC_NOT_EXIST,
+                     "SYSTEM_ERROR": Rs.SYSTEM_ERROR}
+REFUSALS = ("NO_PERMISSION", "TOPIC_NOT_EXIST", "SYSTEM_ERROR")  # answered without the pull's header fields
 
 
 def ok(request: RemotingCommand, ext_fields: dict | None = None, body: bytes = b"") -> RemotingCommand:
@@ -119,7 +123,9 @@ async def send_message(server, request: RemotingCommand) -> RemotingCommand:
     if stored is None:
         return make_response(request, code, remark or None)
     server.notify_store_changed()
-    return make_response(request, code, None, {"msgId": stored.msg_id, "queueId": str(stored.queue_id),
+    # The answer names the request's queue id (SendMessageProcessor 4.9.8 L278, L546), not the schedule or DLQ
+    # queue the message went to.
+    return make_response(request, code, None, {"msgId": stored.msg_id, "queueId": fields.get("queueId", "0"),
                                                "queueOffset": str(stored.queue_offset)})
 
 
@@ -161,6 +167,8 @@ async def pull_message(server, request: RemotingCommand) -> RemotingCommand:
             await asyncio.wait_for(waiter, remaining / 1000)
         except TimeoutError:
             pass
+    if status in REFUSALS:
+        return make_response(request, PULL_STATUS_CODES[status], f"pull refused: {status}")
     header = {"nextBeginOffset": next_offset, "minOffset": low, "maxOffset": high, "suggestWhichBrokerId": 0}
     return make_response(request, PULL_STATUS_CODES[status], None, {k: str(v) for k, v in header.items()},
                          encode_messages(found))
@@ -192,6 +200,7 @@ HANDLERS = {
     Rq.GET_MAX_OFFSET: get_max_offset, Rq.GET_MIN_OFFSET: get_min_offset, Rq.SEARCH_OFFSET_BY_TIMESTAMP: search_offset,
     Rq.SEND_MESSAGE: send_message, Rq.SEND_MESSAGE_V2: send_message, Rq.CONSUMER_SEND_MSG_BACK: send_back,
     Rq.PULL_MESSAGE: pull_message, Rq.LOCK_BATCH_MQ: lock_batch, Rq.UNLOCK_BATCH_MQ: unlock_batch,
+    **ADMIN_HANDLERS,
 }
 
 

@@ -4,11 +4,27 @@ the queue's units from the requested offset, filtered by the subscription's tag 
 from __future__ import annotations
 
 from model.broker.commit_log import compute_logged_message
-from model.broker.state import Broker
+from model.broker.state import Broker, is_readable
 from model.values.message import MessageQueue
 
 # DefaultMessageStore.getMessage scans at most max(16000 bytes, maxMsgNums * 20) of consume queue = 800 units.
 MAX_FILTER_SCAN_UNITS = 800
+
+
+def get_pull_refusal(broker: Broker, mq: MessageQueue) -> str | None:
+    """[PL-04] PullMessageProcessor's checks before the store lookup, in its order: a broker that is not readable
+    is NO_PERMISSION, an unknown topic TOPIC_NOT_EXIST, a topic that is not readable NO_PERMISSION, a queue id
+    outside the topic's read queues SYSTEM_ERROR; None when the pull goes on to get_broker_pull."""
+    if not is_readable(broker.perm):
+        return "NO_PERMISSION"
+    topic = broker.topics.get(mq.topic)
+    if topic is None:
+        return "TOPIC_NOT_EXIST"
+    if not is_readable(topic.perm):
+        return "NO_PERMISSION"
+    if not 0 <= mq.queue_id < topic.read_queue_nums:
+        return "SYSTEM_ERROR"
+    return None
 
 
 def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: int, codes: frozenset | None,

@@ -91,6 +91,24 @@ def on_send_retry_message(broker: Broker, config: Config, message: Message, reco
     return process_retry_send(broker, config, message, group, queue, header, now, rules)
 
 
+def on_broker_send_retry_message(broker: Broker, config: Config, message: Message, reconsume_times: int | None,
+                                 max_reconsume_times: int | None, now: int) -> tuple[Broker, SendResult]:
+    """[RS-07] A SEND_MESSAGE to %RETRY%<group> as the broker alone answers it, without the producer's route: 4.9.8's
+    broker checks no permission (msgCheck refuses only ordered topics; handleRetryAndDLQ checks none), stores at the
+    request's queue id and refuses only a queue id outside the topic's queues (SYSTEM_ERROR)."""
+    group = broker.groups.get(message.topic[len(RETRY_GROUP_TOPIC_PREFIX):])
+    if group is None:
+        return refuse(broker, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                      f"subscription group not exist, {message.topic}", ("RS-01",))
+    broker, topic = get_or_create_topic(broker, message.topic, group.retry_queue_nums, PERM_WRITE | PERM_READ)
+    if not 0 <= message.queue_id < max(topic.write_queue_nums, topic.read_queue_nums):
+        return refuse(broker, ResponseCode.SYSTEM_ERROR, f"request queueId[{message.queue_id}] is illegal",
+                      ("SB-05", "RS-07"))
+    queue = MessageQueue(message.topic, message.queue_id)
+    header = (reconsume_times, max_reconsume_times)
+    return process_retry_send(broker, config, message, group, queue, header, now, ("SB-05",))
+
+
 def on_send_message(broker: Broker, config: Config, message: Message, header: tuple[int | None, int | None],
                     now: int, random_int: int) -> tuple[Broker, SendResult]:
     """[RS-07] SEND_MESSAGE: a %RETRY% send is on_send_retry_message's; any other is the broker's msgCheck, which
@@ -106,7 +124,9 @@ def on_send_message(broker: Broker, config: Config, message: Message, header: tu
     if message.queue_id >= max(topic.write_queue_nums, topic.read_queue_nums):
         return refuse(broker, ResponseCode.SYSTEM_ERROR, f"request queueId[{message.queue_id}] is illegal",
                       ("RS-07",))
-    store, stored = put_message(broker.store, message, now, config.delay_levels)
+    # The same SendMessageProcessor path as a %RETRY% send: WAIT left out of the stored string (RS-06's note).
+    store, stored = put_message(broker.store, message, now, config.delay_levels,
+                                stored_properties=remove_property(message.properties, PROPERTY_WAIT_STORE_MSG_OK))
     return evolve(broker, store=store), SendResult(ResponseCode.SUCCESS, "", stored, ("ST-06",))
 
 

@@ -18,6 +18,10 @@ def is_writeable(perm: int) -> bool:
     return bool(perm & PERM_WRITE)
 
 
+def is_readable(perm: int) -> bool:
+    return bool(perm & PERM_READ)
+
+
 @frozen
 class TopicConfig:
     topic_name: str

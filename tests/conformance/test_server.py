@@ -87,6 +87,7 @@ def test_send_pull_send_back_retry_then_dlq(runner):
 
 
 async def long_poll(runner):
+    runner.server.adapter.ensure_topic(TOPIC)  # a pull of a topic the broker lacks is TOPIC_NOT_EXIST (PL-04)
     async with RemotingClient(runner.server.broker_addr) as consumer, \
             RemotingClient(runner.server.broker_addr) as producer:
         waiting = asyncio.ensure_future(pull(consumer, TOPIC, 1, 0, suspend_ms=20_000))

@@ -1,0 +1,74 @@
+"""The admin requests a harness sends to set a backend up, answered by the model-backed server as RocketMQ 4.9.8's
+AdminBrokerProcessor answers them: UPDATE_AND_CREATE_TOPIC (17), GET_ALL_TOPIC_CONFIG (21), UPDATE_BROKER_CONFIG
+(25), GET_BROKER_CONFIG (26), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200).
+
+They change the model's broker configuration (topics, subscription groups, brokerPermission); they decide no retry
+rule. The model server takes only the broker keys the rules depend on at run time (``brokerPermission``); any other
+key of UPDATE_BROKER_CONFIG is refused with SYSTEM_ERROR naming it, since the model cannot honour it.
+"""
+
+from __future__ import annotations
+
+from conformance.codec.codes import RequestCode as Rq
+from conformance.codec.codes import ResponseCode as Rs
+from conformance.codec.headers import decode_json_body, encode_json_body
+from conformance.codec.remoting import RemotingCommand, make_response
+
+RUNTIME_KEYS = ("brokerPermission",)
+
+
+def parse_properties(body: bytes) -> dict[str, str]:
+    """A java.util.Properties text (``key=value`` lines), as MixAll.string2Properties reads it."""
+    lines = body.decode("utf-8").splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.lstrip().startswith("#"))
+
+
+async def update_and_create_topic(server, request: RemotingCommand) -> RemotingCommand:
+    topic = request.header("topic", "")
+    if not topic or topic == server.settings.cluster_name:
+        return make_response(request, Rs.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system reserved words.")
+    server.adapter.create_topic(topic, int(request.header("readQueueNums", "16")),
+                                int(request.header("writeQueueNums", "16")), int(request.header("perm", "6")))
+    return make_response(request, Rs.SUCCESS)
+
+
+async def get_all_topic_config(server, request: RemotingCommand) -> RemotingCommand:
+    table = {name: {"topicName": name, "readQueueNums": config.read_queue_nums, "perm": config.perm,
+                    "writeQueueNums": config.write_queue_nums, "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0,
+                    "order": False}
+             for name, config in server.adapter.broker.topics.items()}
+    return make_response(request, Rs.SUCCESS, body=encode_json_body({"topicConfigTable": table}))
+
+
+async def update_broker_config(server, request: RemotingCommand) -> RemotingCommand:
+    keys = parse_properties(request.body)
+    unknown = sorted(set(keys) - set(RUNTIME_KEYS))
+    if unknown:
+        return make_response(request, Rs.SYSTEM_ERROR,
+                             f"the model-backed broker cannot change {', '.join(unknown)} at run time "
+                             f"(only {', '.join(RUNTIME_KEYS)})")
+    if "brokerPermission" in keys:
+        server.set_broker_perm(int(keys["brokerPermission"]))
+    return make_response(request, Rs.SUCCESS)
+
+
+async def get_broker_config(server, request: RemotingCommand) -> RemotingCommand:
+    settings = server.settings
+    keys = {"brokerName": settings.broker_name, "brokerClusterName": settings.cluster_name,
+            "brokerPermission": server.adapter.broker.perm, "messageDelayLevel": settings.message_delay_level}
+    text = "".join(f"{key}={value}\n" for key, value in keys.items())
+    return make_response(request, Rs.SUCCESS, body=text.encode())
+
+
+async def update_and_create_subscription_group(server, request: RemotingCommand) -> RemotingCommand:
+    config = decode_json_body(request.body)
+    server.adapter.create_group(str(config["groupName"]), int(config.get("retryQueueNums", 1)),
+                                int(config.get("retryMaxTimes", 16)))
+    return make_response(request, Rs.SUCCESS)
+
+
+ADMIN_HANDLERS = {
+    Rq.UPDATE_AND_CREATE_TOPIC: update_and_create_topic, Rq.GET_ALL_TOPIC_CONFIG: get_all_topic_config,
+    Rq.UPDATE_BROKER_CONFIG: update_broker_config, Rq.GET_BROKER_CONFIG: get_broker_config,
+    Rq.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: update_and_create_subscription_group,
+}

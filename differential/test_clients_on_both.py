@@ -1,0 +1,92 @@
+"""Real clients on both backends: RocketMQ's Java client 4.9.8 and rocketmq-client-cpp 1.2.3 run the same
+conformance workloads against the model-backed server and against RocketMQ 4.9.8 (through a recording proxy,
+conformance/backends/real_run.py), and per rule the verdict must be the same on both backends — or the
+difference is one EXPLAINED lists, with its reason. Each (rule, client) pair is recorded for the report."""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve
+
+from conformance.backends import admin
+from conformance.backends.model import open_model_backend
+from conformance.backends.real_run import open_real_backend
+from conformance.clients import cpp, java
+from conformance.harness import SETTINGS, get_fresh_names, judge_run
+from conformance.observe import CONSUMER_SEND_MSG_BACK, get_observed_fates
+from conformance.run import run_workload
+from conformance.verdicts import LATE_BOUND_MS
+from conformance.workload import MessageSpec, Workload, poison_workload
+
+CLIENTS = {
+    "java": (java.open_java_consumer, java.get_unavailable_reason),
+    "cpp": (cpp.open_cpp_consumer, cpp.get_unavailable_reason),
+}
+WORKLOADS = {
+    "poison": poison_workload(2),  # produce -> fail -> retry -> retry -> DLQ
+    "mixed": Workload((MessageSpec("m0", "TagA"), MessageSpec("m1", "TagA", 0, ("RECONSUME_LATER",)),
+                       MessageSpec("m2", "TagB", 1, ("RECONSUME_LATER", "RECONSUME_LATER")))),
+}
+NO_PERMISSION = 16
+# The runs: both clients through the poison path, cpp also through the mixed one (the Java reference's mixed runs
+# are in conformance-java; the env's 5 minutes allow one more run pair).
+RUNS = [("java", "poison"), ("cpp", "poison"), ("cpp", "mixed")]
+# (client, rule) -> why its verdict may differ between the two backends.
+EXPLAINED: dict[tuple[str, str], str] = {
+    ("cpp", "CC-02"): "cpp's CC-02 verdict (one listener call per pulled batch, its declared deviation) "
+                      "depends on two messages meeting in one pulled batch: it deviated on the model in 2 of the 5 "
+                      "cpp runs seen and in none of the 5 on RocketMQ; not yet explained further (a timing "
+                      "difference of when a stored message becomes pullable is suspected, not shown)",
+}
+
+
+def run_on(open_backend, client: str, workload: Workload, tmp_path) -> dict[str, str]:
+    """The verdicts of one run of `workload` by `client` on the backend `open_backend` opens."""
+    group, instance = get_fresh_names(f"d{client}")
+    settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    run = run_workload(open_backend, workload, settings, instance, str(tmp_path), CLIENTS[client][0])
+    return {v.rule: v.status for v in judge_run(run, repr(workload))}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("client, workload", RUNS)
+def test_same_verdicts_on_both_backends(rocketmq, record_client_verdicts, client, workload, tmp_path):
+    reason = CLIENTS[client][1]()
+    if reason is not None:
+        pytest.fail(f"the differential env installs both clients; {client} is unavailable: {reason}")
+    on_model = run_on(open_model_backend, client, WORKLOADS[workload], tmp_path / "model")
+    print(f"{client} {workload} on the model: {on_model}")
+    on_real = run_on(lambda s, w: open_real_backend(rocketmq, s, w), client, WORKLOADS[workload], tmp_path / "real")
+    record_client_verdicts(client, workload, on_model, on_real, EXPLAINED)
+    differ = {rule: (on_model.get(rule), on_real.get(rule)) for rule in sorted(set(on_model) | set(on_real))
+              if on_model.get(rule) != on_real.get(rule) and (client, rule) not in EXPLAINED}
+    assert differ == {}, f"model vs rocketmq-4.9.8 verdicts differ for {client}: {differ}"
+    assert on_real, "no verdict on the real broker"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_read_only_broker_during_consumption(rocketmq, client, tmp_path):
+    """A real read-only broker (brokerPermission 4) while m0 fails once: RocketMQ refuses the send-back
+    (NO_PERMISSION, SB-02). The Java client's fallback send to %RETRY% never leaves the client — the broker
+    re-registered read-only, so the route has no writeable queue (RS-07) — and 4.9.8 consumes m0 again locally 5 s
+    later with reconsumeTimes 1 (CC-07), as the model-backed server's broker_not_writeable fault predicts.
+    rocketmq-client-cpp 1.2.3 ignores the failed send-back (its documented CC-06 deviation,
+    conformance/clients/cpp.md): m0 is lost — the deviation shown on the real broker."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+    group, instance = get_fresh_names(f"ro{client}")
+    settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
+    run = run_workload(lambda s, w: open_real_backend(rocketmq, s, w, perm=admin.PERM_READ), workload, settings,
+                       instance, str(tmp_path), CLIENTS[client][0])
+    send_backs = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    assert send_backs and {r.response_code for r in send_backs} == {NO_PERMISSION}
+    fate = get_observed_fates(run)["m0"]
+    fallbacks = [r for r in run.requests if r.code in (10, 310) and "%RETRY%" in str(r.fields)]
+    assert fallbacks == []
+    if client == "java":
+        assert (fate.fate, fate.reconsume_times) == ("consumed", (0, 1)), fate
+        first, again = run.deliveries
+        assert 5000 <= again.time_ms - first.time_ms < 5000 + LATE_BOUND_MS
+    else:
+        assert (fate.fate, fate.reconsume_times) == ("lost", (0,)), fate

@@ -1,0 +1,113 @@
+"""The rule x backend table of the differential suite (differential/): for every broker rule of the spec, per
+backend, whether the run's tests found the backend doing what the rule says (agrees), not (differs, with the
+counterexample), or did not exercise it. The differential tests leave one JSON line per (rule, backend, test) in
+``<run dir>/differential-rules.ndjson``; the main job's summary gets this table when a run it reads has them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reports.spec_rules import get_spec_rules
+
+RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
+# One line per (client, workload, rule): the client's verdict on each backend and, if they differ, why.
+CLIENT_RECORDS_NAME = "differential-clients.ndjson"
+BACKENDS = ("model", "rocketmq-4.9.8")
+# The rules a broker decides (what a wire request can observe): the send-back handler, the broker's half of a
+# direct send, the store and its delay timer, the broker's offsets, pull answers and queue locks.
+BROKER_RULES = {
+    *(f"SB-{n:02d}" for n in range(1, 15)), *(f"RS-{n:02d}" for n in range(1, 8)),
+    *(f"ST-{n:02d}" for n in range(1, 7)), *(f"DT-{n:02d}" for n in range(1, 10)),
+    "OS-05", "PL-04", "LK-01", "LK-02", "RB-04",
+}
+
+
+def read_records(run_dir: Path) -> list[dict]:
+    path = run_dir / RECORDS_NAME
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def compute_cells(records: list[dict]) -> dict[tuple[str, str], dict]:
+    """(rule, backend) -> {"verdict", "tests", "counterexample"}; one differing test makes the cell differ."""
+    cells: dict[tuple[str, str], dict] = {}
+    for record in records:
+        cell = cells.setdefault((record["rule"], record["backend"]),
+                                {"verdict": "agrees", "tests": set(), "counterexample": None})
+        cell["tests"].add(record["test"].split("::")[-1].split("[")[0])
+        if record["verdict"] == "differs":
+            cell["verdict"], cell["counterexample"] = "differs", record["counterexample"]
+    return cells
+
+
+def render_cell(cell: dict | None) -> str:
+    if cell is None:
+        return "not exercised"
+    if cell["verdict"] == "differs":
+        first = (cell["counterexample"] or "").strip().splitlines()
+        return f"**differs**: {first[-1][:160] if first else ''}"
+    return "agrees (" + ", ".join(f"`{t}`" for t in sorted(cell["tests"])) + ")"
+
+
+def render_table(records: list[dict]) -> str:
+    cells = compute_cells(records)
+    rules = [r for r in get_spec_rules() if r.rule_id in BROKER_RULES]
+    lines = ["| rule | " + " | ".join(BACKENDS) + " |", "|---|" + "---|" * len(BACKENDS)]
+    for rule in rules:
+        lines.append(f"| {rule.rule_id} {rule.title} | " + " | ".join(render_cell(cells.get((rule.rule_id, b)))
+                                                           for b in BACKENDS) + " |")
+    extra = sorted({r for r, _ in cells} - BROKER_RULES)
+    for name in extra:
+        lines.append(f"| {name} | " + " | ".join(render_cell(cells.get((name, b))) for b in BACKENDS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def find_newest_records(inputs: list[str]) -> Path | None:
+    """The newest run directory with differential records among the local inputs (a run dir or a dir of runs)."""
+    found = []
+    for given in inputs:
+        path = Path(given)
+        if "://" in given or not path.is_dir():
+            continue
+        found += [p for p in (path / RECORDS_NAME, *path.glob(f"*/{RECORDS_NAME}")) if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime).parent if found else None
+
+
+def render_client_table(records: list[dict]) -> str:
+    """Per client and rule, the verdicts on both backends over the workloads; a difference shows its reason."""
+    rows: dict[tuple[str, str], dict] = {}
+    for record in records:
+        row = rows.setdefault((record["client"], record["rule"]), {b: set() for b in BACKENDS} | {"why": set()})
+        for backend in BACKENDS:
+            row[backend].add(str(record[backend]))
+        if record[BACKENDS[0]] != record[BACKENDS[1]]:
+            row["why"].add(record["explained"] or "**unexplained**")
+    lines = ["| client | rule | " + " | ".join(BACKENDS) + " | same? |", "|---|---|" + "---|" * (len(BACKENDS) + 1)]
+    for (client, rule), row in sorted(rows.items()):
+        same = "; ".join(sorted(row["why"])) or "yes"
+        lines.append(f"| {client} | {rule} | " + " | ".join(", ".join(sorted(row[b])) for b in BACKENDS)
+                     + f" | {same} |")
+    return "\n".join(lines) + "\n"
+
+
+def read_client_records(run_dir: Path) -> list[dict]:
+    path = run_dir / CLIENT_RECORDS_NAME
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
+        if path.exists() else []
+
+
+def render_summary_section(run_dir: Path | None) -> list[str]:
+    """The summary's rule x backend section (empty when no run read has differential records), with the clients'
+    verdicts per backend when the run has them."""
+    records = read_records(run_dir) if run_dir is not None else []
+    if not records:
+        return []
+    lines = ["", "## Broker rules x backend (differential, run " + run_dir.name + ")", "",
+             render_table(records).rstrip("\n")]
+    clients = read_client_records(run_dir)
+    if clients:
+        lines += ["", "### Client verdicts per backend", "", render_client_table(clients).rstrip("\n")]
+    return lines

@@ -25,6 +25,7 @@ from model.broker.store import put_message
 from model.values.config import Config
 from model.values.message import create_message
 from model.values.records import evolve
+from properties.coverage import record_rules
 from properties.test_store import REFERENCE_DELAY_SECONDS
 
 MAX_LEVEL = 18
@@ -251,8 +252,7 @@ class DelayTimer(RuleBasedStateMachine):
             since = delivery.time
             self.offsets[level] = delivery.schedule_offset + 1
             self.last_delivery[level] = delivery.time
-            for rule_id in delivery.rules:
-                event(rule_id)
+            record_rules(delivery.rules)
         self.record_flushes(until, since)
         self.now = until
 

@@ -26,6 +26,7 @@ from model.values.config import Config
 from model.values.errors import IllegalTransition
 from model.values.message import MessageQueue
 from model.values.profiles import PROFILES
+from properties.coverage import record_rules
 
 MQS = [MessageQueue("TopicA", queue_id) for queue_id in range(3)]
 MEMORY, STORE = ReadOffsetType.READ_FROM_MEMORY, ReadOffsetType.READ_FROM_STORE
@@ -88,8 +89,7 @@ class OffsetStoreMachine(RuleBasedStateMachine):
     def read(self, mq, read_type, answer):
         """OS-04, OS-08"""
         outcome = read_offset(self.store, mq, read_type, answer)
-        for rule_id in outcome.rules:
-            event(rule_id)
+        record_rules(outcome.rules)
         self.store = outcome.state
         assert outcome.value == self.oracle_read(mq, read_type, answer)
 
@@ -112,8 +112,7 @@ class OffsetStoreMachine(RuleBasedStateMachine):
     def persist_everything(self, mqs):
         """OS-06, OS-08"""
         outcome = persist_all(self.store, mqs)
-        for rule_id in outcome.rules:
-            event(rule_id)
+        record_rules(outcome.rules)
         self.store = outcome.state
         chosen = {mq: entry[0] for mq, entry in self.table.items() if mq in mqs}
         if self.local:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from attrs import evolve
-from hypothesis import event, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from model.broker.locks import on_lock_batch
@@ -25,6 +25,7 @@ from model.client.orderly_rebalance import process_remove_queue
 from model.client.process_queue import create_process_queue, put_message
 from model.values.config import Config, MessageModel
 from model.values.message import Message, MessageQueue
+from properties.coverage import record_rules
 from properties.suite import get_suite_config
 
 GROUP, TOPIC = "g", "t"
@@ -65,8 +66,7 @@ def test_listener_outcomes_follow_the_reference_table(auto_commit, outcome, firs
     effect, continues = EXPECTED[(auto_commit, status)]
     result = process_consume_result(broker, pq, config, GROUP, msgs, outcome, 0, auto_commit=auto_commit,
                                     suspend_millis=suspend)
-    for rule in result.rules:
-        event(rule)
+    record_rules(result.rules)
     taken = [m.queue_offset for m in msgs]
     assert taken == list(range(first, first + min(batch, count)))
     assert result.continue_consume is continues
@@ -146,8 +146,7 @@ def test_the_gate(clustering, locked, since_lock, since_begin, dropped, first):
     pq = make_pq(0, 1)
     pq = evolve(pq, locked=locked, dropped=dropped, last_lock_timestamp=now - since_lock)
     gate = process_gate(pq, config, now, now - since_begin, first)
-    for rule in gate.rules:
-        event(rule)
+    record_rules(gate.rules)
     lock_ok = not clustering or (locked and since_lock <= 30_000)
     if dropped:
         assert gate.step is Step.STOP

@@ -15,7 +15,7 @@ applies (`expect_issue_6163`).
 from __future__ import annotations
 
 import pytest
-from hypothesis import Phase, event, find, given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from model.client.observations import DlqArrival, ListenerInvoked
@@ -26,6 +26,7 @@ from model.system.scheduler import get_next_time, process_next
 from model.system.step import create_system, step
 from model.values.config import Config
 from model.values.profiles import PROFILES
+from properties.coverage import record_rules
 
 # Upstream issue #6163 (#5717): 5.0.0-5.1.0 orderly consumers never reach the DLQ.
 EXPECTED_VIOLATIONS = {"5.0.0": "#6163"}
@@ -71,8 +72,7 @@ def test_orderly_poison_message_reaches_the_dlq_after_n_plus_one_deliveries(prof
                                                                              auto_commit):
     """OR-15 OR-09: N + 1 deliveries, then the DLQ (4.9: RECONSUME_TIME r, broker >=; 5.1.1+: r + 1, broker >)."""
     deliveries, reached_dlq, rules = follow_poison_message(profile, max_times, failures, auto_commit)
-    for rule in sorted(rules):
-        event(rule)
+    record_rules(rules)
     assert (deliveries, reached_dlq) == (max_times + 1, True)
 
 

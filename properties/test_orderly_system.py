@@ -37,6 +37,7 @@ from model.system.step import create_system, step
 from model.values.config import Config
 from model.values.message import is_retry_topic
 from model.values.names import GROUP
+from properties.coverage import record_rules
 from properties.expected import expect_violation
 from properties.suite import RETRY_PRESETS, get_suite_config
 
@@ -103,8 +104,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         self.livelocked = any(isinstance(o, Livelock) for o in observations)
         assert not self.livelocked or self.CONFIG.profile.offset_illegal_freezes_immediately, "[SY-12] livelock"
         for observation in observations:
-            for rule_id in observation.rules:
-                event(rule_id)
+            record_rules(observation.rules)
             if isinstance(observation, ListenerInvoked):
                 self.check_invocation(observation)
             elif isinstance(observation, OrderlyProcessed):

@@ -25,6 +25,7 @@ from model.client.process_queue import (
 )
 from model.values.errors import IllegalTransition
 from model.values.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
+from properties.coverage import record_rules
 
 
 def make_message(offset: int, body_size: int = 5, start: int | None = None) -> Message:
@@ -104,8 +105,7 @@ class ProcessQueueMachine(RuleBasedStateMachine):
         """Keep the new queue, compare the answer, and check that the previous value was not mutated."""
         before, snapshot = self.pq, list(self.pq.msg_tree_map.items())
         self.pq = outcome.state
-        for rule_id in outcome.rules:
-            event(rule_id)
+        record_rules(outcome.rules)
         assert outcome.value == expected
         assert list(before.msg_tree_map.items()) == snapshot
 

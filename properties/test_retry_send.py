@@ -20,6 +20,7 @@ from model.values.config import Config, ConsumeMode
 from model.values.errors import IllegalTransition
 from model.values.message import Message
 from model.values.records import evolve
+from properties.coverage import record_rules
 from properties.send_back_strategies import (
     BROKER_LOCK_MAX_LIVE_MILLIS,
     DLQ_TOPIC,
@@ -75,8 +76,7 @@ def test_retry_send_matches_reference_oracle(case, delay, reconsume, header_max,
     broker = case.build()
     after, result = on_send_retry_message(broker, Config(profile=case.version), message, reconsume, header_max,
                                           now, random_int)
-    for rule_id in result.rules:
-        event(rule_id)
+    record_rules(result.rules)
     code, destination = expected_retry_send(case, delay, reconsume, header_max, now, random_int)
     assert result.code.name == code
     assert (None if result.stored is None else get_destination(result.stored)) == destination

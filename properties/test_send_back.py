@@ -16,6 +16,7 @@ from model.broker.state import SubscriptionGroupConfig, TopicConfig
 from model.values.config import Config
 from model.values.message import Message, compute_message_id
 from model.values.records import evolve
+from properties.coverage import record_rules
 from properties.send_back_strategies import (
     DLQ_CLEARS_DELAY,
     DLQ_READABLE,
@@ -87,8 +88,7 @@ def test_send_back_matches_reference_oracle(case, stored, known, delay_level, he
     offset = stored.commit_log_offset if known else stored.commit_log_offset + 1
     broker = case.build(stored)
     after, result = send_back(broker, case.version, offset, delay_level, header_max, random_int)
-    for rule_id in result.rules:
-        event(rule_id)
+    record_rules(result.rules)
     code, destination = expected_send_back(case, stored, bool(known), delay_level, header_max, random_int)
     assert result.code.name == code
     assert (None if result.stored is None else get_destination(result.stored)) == destination

@@ -5,7 +5,6 @@ Each step sends back (SB) or falls back (RS-08) any message the broker stored so
 
 from __future__ import annotations
 
-from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, rule
 
@@ -16,6 +15,7 @@ from model.broker.store import put_message
 from model.client.retry_message import compute_fallback_retry_message
 from model.values.message import create_message
 from model.values.records import evolve
+from properties.coverage import record_rules
 from properties.send_back_strategies import GROUP, RANDOM_INTS
 from properties.suite import get_suite_config
 
@@ -51,8 +51,7 @@ class SendBack(RuleBasedStateMachine):
         self.now += elapsed
         request = compute_send_back_request(get_listener_view(message), GROUP, self.config, delay_level)
         self.broker, result = on_consumer_send_msg_back(self.broker, self.config, request, self.now, random_int)
-        for rule_id in result.rules:
-            event(rule_id)
+        record_rules(result.rules)
         assert result.code is ResponseCode.SUCCESS
         if result.stored is None:  # SB-03: a group without retry queues drops the message
             return multiple()
@@ -65,8 +64,7 @@ class SendBack(RuleBasedStateMachine):
         built, reconsume, max_times = compute_fallback_retry_message(get_listener_view(message), GROUP, self.config)
         self.broker, result = on_send_retry_message(self.broker, self.config, built, reconsume, max_times, self.now,
                                                     random_int)
-        for rule_id in result.rules:
-            event(rule_id)
+        record_rules(result.rules)
         assert result.code is ResponseCode.SUCCESS
         assert result.stored.reconsume_times == message.reconsume_times + 1
         return result.stored

@@ -33,6 +33,7 @@ from model.system.step import GROUP, create_system, step
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import get_retry_topic, is_retry_topic
 from model.values.timer_heap import get_heap_items
+from properties.coverage import record_rules
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
 from properties.system_oracle import Ledger
 
@@ -102,8 +103,7 @@ class ConsumerGroup(RuleBasedStateMachine):
     def observe(self, observations):
         self.ledger.record(observations)
         # An event is recorded once per test case however often it is called; a clock jump observes hundreds.
-        for rule_id in {rule_id for o in observations for rule_id in o.rules}:
-            event(rule_id)
+        record_rules({rule_id for o in observations for rule_id in o.rules})
         for o in observations:
             if isinstance(o, PullObserved) and o.status == "FOUND":
                 self.check_pull_span(o)

@@ -11,6 +11,7 @@ local directory of the Markdown summary, coverage page, HTML page and PNG heat m
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
 DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
 DEFAULT_OUT = ROOT / "reports" / "out"
+GRID_FILE = "coverage-by-configuration.csv"
 MAX_QUARANTINE_SHOWN = 50
 
 
@@ -177,12 +179,27 @@ def write_site(results: Results, out: Path, tables: str) -> str:
     paths = {
         "HTML": str(out / "index.html"),
         "heat map (PNG)": str(out / "coverage.png"),
+        "rule x configuration table (CSV)": str(write_grid(results, out)),
         "coverage page": str(out / "coverage.md"),
         "Parquet tables": tables,
     }
     summary = render_summary(results, paths)
     (out / "summary.md").write_text(summary + "\n", encoding="utf-8")
     return summary
+
+
+def write_grid(results: Results, out: Path) -> Path:
+    """The heat map's data as a table: a row per spec rule (spec order), a column per configuration, the test cases
+    that exercised the rule there (0: a gap); written to `out`/coverage-by-configuration.csv, whose path it returns."""
+    path = out / GRID_FILE
+    configurations = results.configurations
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["rule_id", "chapter", *configurations])
+        for rule in results.rules:
+            cells = (results.get_cell(rule.rule_id, name) or {} for name in configurations)
+            writer.writerow([rule.rule_id, rule.chapter, *(cell.get("test_cases", 0) for cell in cells)])
+    return path
 
 
 def main(argv: list[str] | None = None, spark=None) -> int:

@@ -130,12 +130,26 @@ def get_spark(
     for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if not local:
+        fit_shuffle_partitions(spark)
     if local:
         atexit.register(shut_down_gateway, spark)  # runs after finish_at_exit (handlers run last-in first-out)
     if pending_archive is not None:
         archive.finish_at_exit(spark, pending_archive)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+SPARK_DEFAULT_SHUFFLE_PARTITIONS = "200"
+
+
+def fit_shuffle_partitions(spark) -> None:
+    """On a cluster where nothing chose ``spark.sql.shuffle.partitions`` (it is Spark's default 200): one per core
+    the application has. The job's shuffles carry partial aggregates, a few hundred rows per run, so 200 tasks per
+    shuffle are mostly scheduling (the aggregate of a 5k-line input on a 2-core standalone cluster: 83 s -> 48 s,
+    benchmarks/NOTES.md). A value from the cluster's configuration or spark-submit is kept."""
+    if spark.conf.get("spark.sql.shuffle.partitions") == SPARK_DEFAULT_SHUFFLE_PARTITIONS:
+        spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
 
 
 def configure_local(

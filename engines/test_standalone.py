@@ -6,21 +6,15 @@ from __future__ import annotations
 import pytest
 
 from engines import launch
-from engines.conftest import assert_same_outputs, run_aggregate
+from engines.conftest import run_engine
 
 
 @pytest.fixture(scope="module")
 def cluster(request):
-    failed_before = request.session.testsfailed
-    with launch.standalone() as engine:
-        yield engine
-        engine.keep_logs = request.session.testsfailed > failed_before
+    yield from run_engine(request, launch.standalone)
 
 
-def test_the_aggregate_on_a_standalone_cluster_gives_the_same_tables_as_local_mode(
-    spark, cluster, report_inputs, local_outputs, tmp_path
-):
-    found = run_aggregate(report_inputs, tmp_path, "--master", cluster.url)
-    assert_same_outputs(spark, local_outputs, found)
-    app_logs = list((cluster.directory / "work").glob("app-*/*/stderr"))
+def test_the_aggregate_on_a_standalone_cluster_gives_the_same_tables_as_local_mode(cluster, aggregate_like_local):
+    aggregate_like_local("--master", cluster.url)
+    app_logs = list((cluster.directory / "work").glob("app-*/*/stderr"))  # an executor's log on the worker
     assert app_logs, "the job ran no executor on the cluster's worker"

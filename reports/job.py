@@ -1,8 +1,8 @@
 """The Spark aggregate: extract the new runs' report lines -> transform them into records and per-run partial
 aggregates -> load both into the Parquet warehouse; then combine the partials of every run into the outputs.
 
-    python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
-                                [--last N] [--strict] [--force]
+    python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR]
+                                [--master URL | --remote sc://HOST:PORT] [--last N] [--strict] [--force]
 
 INPUT, --warehouse and --tables are any paths Spark can read and write (local, hdfs://, s3a://, ...); --out is the
 local directory of the Markdown summary, coverage page, HTML page and PNG heat map.
@@ -47,7 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add("--warehouse", default=DEFAULT_WAREHOUSE, help="Parquet tables partitioned by run (default: %(default)s)")
     add("--tables", help="where the aggregate Parquet tables go (default: OUT/tables)")
     add("--out", type=Path, default=DEFAULT_OUT, help="local directory for summary, HTML, PNG (default: %(default)s)")
-    add("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    engine = parser.add_mutually_exclusive_group()
+    engine.add_argument("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    engine.add_argument(
+        "--remote",
+        help="a Spark Connect server's URL (sc://host:port), a long-lived engine; INPUT, --warehouse and --tables "
+        "are then local paths that the server sees too",
+    )
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
@@ -218,6 +224,13 @@ def run(args: argparse.Namespace, spark=None) -> int:
 
 def run_locked(args: argparse.Namespace, spark=None) -> int:
     tables = args.tables or str(args.out / "tables")
+    if args.remote and not all(map(load.is_local, [*args.inputs, args.warehouse, tables])):
+        print("error: with --remote, INPUT, --warehouse and --tables must be local paths", file=sys.stderr)
+        return 2
+    if spark is None and args.remote:
+        from reports.session import get_spark
+
+        spark = get_spark(remote=args.remote)
     if spark is None:
         from reports.session import get_spark, is_small_local_input
 

@@ -107,8 +107,10 @@ def get_spark(
     conf: dict[str, str] | None = None,
     quick_start: bool = False,
     class_archive: bool = False,
+    remote: str | None = None,
 ):
-    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
+    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults;
+    with `remote` (sc://host:port), a Spark Connect session of that server, configured by its own settings.
 
     On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
     Two opt-in tunings of a local driver's JVM (`--tuned-jvm`; benchmarks/NOTES.md, "reports/", has the figures):
@@ -119,6 +121,8 @@ def get_spark(
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
     from pyspark.sql import SparkSession
 
+    if remote:
+        return get_remote_spark(remote, app_name, conf)
     local = (master is None and not names_a_master(os.environ)) or (master or "").startswith("local")
     builder = SparkSession.builder.appName(app_name)
     pending_archive = None
@@ -138,6 +142,16 @@ def get_spark(
         archive.finish_at_exit(spark, pending_archive)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def get_remote_spark(url: str, app_name: str, conf: dict[str, str] | None = None):
+    """A Spark Connect session (no JVM here: the server runs the queries) with the job's settings."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote(url).appName(app_name)
+    for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 SPARK_DEFAULT_SHUFFLE_PARTITIONS = "200"

@@ -145,13 +145,19 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
     rendering."""
     rules = get_spec_rules() if rules is None else rules
     rules_frame = create_frame(spark, [(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
-    partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
+    # Cached for the job: every output query (coverage, rule cost and trend all read rule_hits) would otherwise
+    # list and read every run's partition of the partial tables again (benchmarks/NOTES.md, "Engines").
+    partials = {name: load.read_table(spark, warehouse, name).cache() for name in schema.PARTIALS}
     quarantine = partials["quarantine"]
-    with using_conf(spark, INTERPRETED):
-        outputs = combine.combine(partials, rules_frame, last)
-        found = {name: compute_output(spark, frame, tables, name) for name, frame in outputs.items()}
-        shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
-        by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    try:
+        with using_conf(spark, INTERPRETED):
+            outputs = combine.combine(partials, rules_frame, last)
+            found = {name: compute_output(spark, frame, tables, name) for name, frame in outputs.items()}
+            shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+            by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    finally:
+        for frame in partials.values():
+            frame.unpersist()
     return Results(
         rules=rules,
         coverage=select_spec_coverage(found["coverage"]),

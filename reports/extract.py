@@ -20,8 +20,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from reports import schema
-from reports.filesystem import get_file_system
+from reports import filesystem, schema
 from reports.local_frame import create_frame
 from reports.run_context import RUN_ID_RULE, is_valid_run_id
 
@@ -52,15 +51,11 @@ Lister = Callable[[str], list[tuple[str, bool, int, int]]]
 
 def list_directory(spark: SparkSession, path: str) -> list[tuple[str, bool, int, int]]:
     """(path, is directory, length, modification time) of each entry; ReportInputError if `path` is missing."""
-    fs, hadoop_path = get_file_system(spark, path)
-    if not fs.exists(hadoop_path):
+    if not filesystem.exists(spark, path):
         raise ReportInputError(f"input path does not exist: {path}")
-    if not fs.getFileStatus(hadoop_path).isDirectory():
+    if not filesystem.is_directory(spark, path):
         raise ReportInputError(f"input path is not a directory of runs or report files: {path}")
-    return [
-        (s.getPath().toString(), s.isDirectory(), s.getLen(), s.getModificationTime())
-        for s in fs.listStatus(hadoop_path)
-    ]
+    return filesystem.list_entries(spark, path)
 
 
 def get_lister(spark: SparkSession) -> Lister:

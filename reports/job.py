@@ -1,8 +1,8 @@
 """The Spark aggregate: extract the new runs' report lines -> transform them into records and per-run partial
 aggregates -> load both into the Parquet warehouse; then combine the partials of every run into the outputs.
 
-    python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR] [--master URL]
-                                [--last N] [--strict] [--force] [--no-site]
+    python -m reports aggregate [INPUT ...] [--warehouse PATH] [--tables PATH] [--out DIR]
+                                [--master URL | --remote sc://HOST:PORT] [--last N] [--strict] [--force] [--no-site]
 
 INPUT, --warehouse and --tables are any paths Spark can read and write (local, hdfs://, s3a://, ...); --out is the
 local directory of the Markdown summary, coverage page, HTML page and PNG heat map.
@@ -11,6 +11,7 @@ local directory of the Markdown summary, coverage page, HTML page and PNG heat m
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
 DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
 DEFAULT_OUT = ROOT / "reports" / "out"
+GRID_FILE = "coverage-by-configuration.csv"
 MAX_QUARANTINE_SHOWN = 50
 
 
@@ -47,7 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add("--warehouse", default=DEFAULT_WAREHOUSE, help="Parquet tables partitioned by run (default: %(default)s)")
     add("--tables", help="where the aggregate Parquet tables go (default: OUT/tables)")
     add("--out", type=Path, default=DEFAULT_OUT, help="local directory for summary, HTML, PNG (default: %(default)s)")
-    add("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    engine = parser.add_mutually_exclusive_group()
+    engine.add_argument("--master", help="Spark master URL (default: the Spark environment's, else local[*])")
+    engine.add_argument(
+        "--remote",
+        help="a Spark Connect server's URL (sc://host:port), a long-lived engine; INPUT, --warehouse and --tables "
+        "are then local paths that the server sees too",
+    )
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
@@ -140,13 +148,19 @@ def aggregate(spark, warehouse: str, tables: str, last: int, rules: list[Rule] |
     rendering."""
     rules = get_spec_rules() if rules is None else rules
     rules_frame = create_frame(spark, [(r.rule_id, r.title, r.chapter) for r in rules], schema.SPEC_RULES)
-    partials = {name: load.read_table(spark, warehouse, name) for name in schema.PARTIALS}
+    # Cached for the job: every output query (coverage, rule cost and trend all read rule_hits) would otherwise
+    # list and read every run's partition of the partial tables again (benchmarks/NOTES.md, "Engines").
+    partials = {name: load.read_table(spark, warehouse, name).cache() for name in schema.PARTIALS}
     quarantine = partials["quarantine"]
-    with using_conf(spark, INTERPRETED):
-        outputs = combine.combine(partials, rules_frame, last)
-        found = {name: compute_output(spark, frame, tables, name) for name, frame in outputs.items()}
-        shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
-        by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    try:
+        with using_conf(spark, INTERPRETED):
+            outputs = combine.combine(partials, rules_frame, last)
+            found = {name: compute_output(spark, frame, tables, name) for name, frame in outputs.items()}
+            shown = collect(quarantine.orderBy("file", "line").limit(MAX_QUARANTINE_SHOWN))
+            by_reason = {row["reason"]: row["count"] for row in collect(quarantine.groupBy("reason").count())}
+    finally:
+        for frame in partials.values():
+            frame.unpersist()
     return Results(
         rules=rules,
         coverage=select_spec_coverage(found["coverage"]),
@@ -187,7 +201,8 @@ def write_site(
     (out / "coverage.md").write_text(render_coverage_page(results), encoding="utf-8")
     (out / site.RESULTS).write_text(results.to_json(), encoding="utf-8")
     paths = {"HTML": str(out / "index.html"), "heat map (PNG)": str(out / "coverage.png"),
-             "rule x client heat map (PNG)": str(out / "clients.png")}
+             "rule x client heat map (PNG)": str(out / "clients.png"),
+             "rule x configuration table (CSV)": str(write_grid(results, out))}
     site_link = None
     if not docs:
         paths["documentation site"] = "not built (--no-site)"
@@ -206,6 +221,20 @@ def write_site(
     return summary
 
 
+def write_grid(results: Results, out: Path) -> Path:
+    """The heat map's data as a table: a row per spec rule (spec order), a column per configuration, the test cases
+    that exercised the rule there (0: a gap); written to `out`/coverage-by-configuration.csv, whose path it returns."""
+    path = out / GRID_FILE
+    configurations = results.configurations
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["rule_id", "chapter", *configurations])
+        for rule in results.rules:
+            cells = (results.get_cell(rule.rule_id, name) or {} for name in configurations)
+            writer.writerow([rule.rule_id, rule.chapter, *(cell.get("test_cases", 0) for cell in cells)])
+    return path
+
+
 def main(argv: list[str] | None = None, spark=None) -> int:
     return run(build_parser().parse_args(argv), spark)
 
@@ -222,6 +251,13 @@ def run(args: argparse.Namespace, spark=None) -> int:
 
 def run_locked(args: argparse.Namespace, spark=None) -> int:
     tables = args.tables or str(args.out / "tables")
+    if args.remote and not all(map(load.is_local, [*args.inputs, args.warehouse, tables])):
+        print("error: with --remote, INPUT, --warehouse and --tables must be local paths", file=sys.stderr)
+        return 2
+    if spark is None and args.remote:
+        from reports.session import get_spark
+
+        spark = get_spark(remote=args.remote)
     if spark is None:
         from reports.session import get_spark, is_small_local_input
 

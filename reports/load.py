@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from reports import schema
-from reports.filesystem import get_file_system
+from reports.filesystem import delete, is_local, list_entries, touch
+from reports.filesystem import exists as path_exists
 from reports.local_frame import create_frame
 
 RECORDS, MARKERS = "records", "_ingested"
@@ -41,10 +42,6 @@ LOCK, LOCK_TIMEOUT = "_lock", 600.0
 
 class WarehouseBusy(Exception):
     """Another aggregate held the warehouse for longer than the job would wait."""
-
-
-def is_local(path: str) -> bool:
-    return "://" not in path or path.startswith("file:")
 
 
 @contextmanager
@@ -80,10 +77,10 @@ def get_table_path(root: str, name: str) -> str:
 
 def read_markers(spark: SparkSession, warehouse: str) -> dict[str, str]:
     """Run id -> fingerprint of the input it was ingested from."""
-    fs, path = get_file_system(spark, get_table_path(warehouse, MARKERS))
-    if not fs.exists(path):
+    path = get_table_path(warehouse, MARKERS)
+    if not path_exists(spark, path):
         return {}
-    return parse_markers(status.getPath().getName() for status in fs.listStatus(path))
+    return parse_markers(entry[0].rstrip("/").rsplit("/", 1)[-1] for entry in list_entries(spark, path))
 
 
 def read_local_markers(warehouse: str) -> dict[str, str]:
@@ -98,8 +95,7 @@ def parse_markers(names) -> dict[str, str]:
 
 
 def exists(spark: SparkSession, path: str) -> bool:
-    fs, hadoop_path = get_file_system(spark, path)
-    return fs.exists(hadoop_path)
+    return path_exists(spark, path)
 
 
 def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None:
@@ -109,9 +105,8 @@ def delete_runs(spark: SparkSession, warehouse: str, run_ids: list[str]) -> None
         paths = [f"{get_table_path(warehouse, name)}/run_id={run_id}" for name in (RECORDS, *schema.PARTIALS)]
         if run_id in known:
             paths.append(f"{get_table_path(warehouse, MARKERS)}/{run_id}@{known[run_id]}")
-        for text in paths:
-            fs, path = get_file_system(spark, text)
-            fs.delete(path, True)
+        for path in paths:
+            delete(spark, path)
 
 
 def append_runs(frame: DataFrame, warehouse: str, name: str = RECORDS) -> None:
@@ -131,20 +126,17 @@ def has_partials(spark: SparkSession, warehouse: str) -> bool:
 def delete_partials(spark: SparkSession, warehouse: str) -> None:
     """Removes every partial table (and their format's marker), to be rebuilt from the records."""
     for name in (*schema.PARTIALS, PARTIALS_MARKER, *OLD_PARTIALS_MARKERS):
-        fs, path = get_file_system(spark, get_table_path(warehouse, name))
-        fs.delete(path, True)
+        delete(spark, get_table_path(warehouse, name))
 
 
 def mark_partials(spark: SparkSession, warehouse: str) -> None:
-    fs, path = get_file_system(spark, get_table_path(warehouse, PARTIALS_MARKER))
-    fs.create(path, True).close()
+    touch(spark, get_table_path(warehouse, PARTIALS_MARKER))
 
 
 def write_markers(spark: SparkSession, warehouse: str, fingerprints: dict[str, str]) -> None:
     """Written after the data: a run whose write did not finish has no marker and is ingested again."""
     for run_id, fingerprint in fingerprints.items():
-        fs, path = get_file_system(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
-        fs.create(path, True).close()
+        touch(spark, f"{get_table_path(warehouse, MARKERS)}/{run_id}@{fingerprint}")
 
 
 def get_table_schema(name: str) -> StructType:

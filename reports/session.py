@@ -107,8 +107,10 @@ def get_spark(
     conf: dict[str, str] | None = None,
     quick_start: bool = False,
     class_archive: bool = False,
+    remote: str | None = None,
 ):
-    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults.
+    """A session on `master`; when neither `master` nor the Spark environment names one, local[*] with defaults;
+    with `remote` (sc://host:port), a Spark Connect session of that server, configured by its own settings.
 
     On a cluster only the settings the job relies on are forced; the cluster's own configuration wins otherwise.
     Two opt-in tunings of a local driver's JVM (`--tuned-jvm`; benchmarks/NOTES.md, "reports/", has the figures):
@@ -119,6 +121,8 @@ def get_spark(
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
     from pyspark.sql import SparkSession
 
+    if remote:
+        return get_remote_spark(remote, app_name, conf)
     local = (master is None and not names_a_master(os.environ)) or (master or "").startswith("local")
     builder = SparkSession.builder.appName(app_name)
     pending_archive = None
@@ -130,12 +134,36 @@ def get_spark(
     for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if not local:
+        fit_shuffle_partitions(spark)
     if local:
         atexit.register(shut_down_gateway, spark)  # runs after finish_at_exit (handlers run last-in first-out)
     if pending_archive is not None:
         archive.finish_at_exit(spark, pending_archive)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def get_remote_spark(url: str, app_name: str, conf: dict[str, str] | None = None):
+    """A Spark Connect session (no JVM here: the server runs the queries) with the job's settings."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote(url).appName(app_name)
+    for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+SPARK_DEFAULT_SHUFFLE_PARTITIONS = "200"
+
+
+def fit_shuffle_partitions(spark) -> None:
+    """On a cluster where nothing chose ``spark.sql.shuffle.partitions`` (it is Spark's default 200): one per core
+    the application has. The job's shuffles carry partial aggregates, a few hundred rows per run, so 200 tasks per
+    shuffle are mostly scheduling (the aggregate of a 5k-line input on a 2-core standalone cluster: 83 s -> 48 s,
+    benchmarks/NOTES.md). A value from the cluster's configuration or spark-submit is kept."""
+    if spark.conf.get("spark.sql.shuffle.partitions") == SPARK_DEFAULT_SHUFFLE_PARTITIONS:
+        spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
 
 
 def configure_local(

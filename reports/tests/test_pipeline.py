@@ -4,6 +4,7 @@ incremental ingest, outputs, and errors a user can read."""
 from __future__ import annotations
 
 import base64
+import csv
 import gzip
 import json
 import os
@@ -26,6 +27,7 @@ from reports.tests.sample import (  # noqa: E402
     BASELINE,
     BASELINE_LABEL,
     RULES,
+    TIGHT,
     TIGHT_LABEL,
     case,
     meta,
@@ -416,3 +418,32 @@ def test_a_failures_printed_replay_command_fails_the_same_way_in_a_fresh_shell(s
     replayed = subprocess.run(["bash", "-c", replay], cwd=suite, env=env, capture_output=True, text=True, timeout=120)
     counterexample = re.search(r"n=\d+", failure["representation"]).group()
     assert replayed.returncode == 1 and counterexample in replayed.stdout, replay + "\n" + replayed.stdout
+
+
+def write_env_run(run: Path, env: str, config: dict, cases: list[tuple[str, list[str]]]) -> None:
+    """The report file a tox configuration env writes (`<env>-main.jsonl`): its run lines around `cases`."""
+    run.mkdir(parents=True, exist_ok=True)
+    writer = f"{env}-main"
+    lines = [meta("run started", run.name, writer, config)]
+    lines += [case(writer, nodeid, "passed", rules, 0.5) | {"run_id": run.name} for nodeid, rules in cases]
+    write_lines(run / f"{writer}.jsonl", [*lines, meta("run finished", run.name, writer, config, finished=120.0)])
+
+
+@pytest.mark.parametrize("layout", ["one run id (tox run-parallel)", "a run per env (separate CI jobs)"])
+def test_the_matrix_aggregates_into_one_table_of_rules_by_configuration(spark, tmp_path, layout):
+    """Two configuration envs' reports -> one report whose rule x configuration table has a column per env."""
+    runs, spec_rules = tmp_path / "runs", [rule.rule_id for rule in get_spec_rules()]
+    first, second_rule = spec_rules[:2]
+    second = "m1" if layout.startswith("one") else "m2"
+    write_env_run(runs / "m1", "v498-clustering-concurrently-default", BASELINE, [("p.py::test_a", [first])] * 3)
+    write_env_run(runs / second, "v500-clustering-orderly-tight", TIGHT, [("p.py::test_b", [first, second_rule])])
+    out = tmp_path / "out"
+    argv = [str(runs), "--warehouse", str(tmp_path / "warehouse"), "--out", str(out)]
+    assert job.main(argv, spark=spark) == 0
+    with (out / job.GRID_FILE).open(encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert table[0] == ["rule_id", "chapter", BASELINE_LABEL, TIGHT_LABEL]
+    rows = {row[0]: row[2:] for row in table[1:]}
+    assert list(rows) == spec_rules
+    assert rows[first] == ["3", "1"] and rows[second_rule] == ["0", "1"]
+    assert all(cells == ["0", "0"] for rule_id, cells in rows.items() if rule_id not in (first, second_rule))

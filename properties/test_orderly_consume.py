@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from attrs import evolve
-from hypothesis import example, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from model.broker.locks import on_lock_batch
@@ -158,16 +158,18 @@ def test_the_gate(clustering, locked, since_lock, since_begin, dropped, first):
         assert gate.step is Step.TAKE
 
 
-def test_broadcasting_still_retries_locally():
+@given(offset=st.integers(0, 1_000), reconsume=st.integers(0, 20))
+def test_broadcasting_still_retries_locally(offset, reconsume):
     """OR-17: an orderly BROADCASTING consumer requeues a suspended message; "broadcast never retries" is about the
     concurrently path only."""
     config = Config(consume_mode="orderly", message_model=MessageModel.BROADCASTING)
     broker = create_broker(config, GROUP, {TOPIC: 1})
-    pq, msgs = process_take(make_pq(7, 1), config)
+    pq, msgs = process_take(make_pq(offset, 1, reconsume), config)
     assert process_gate(pq, config, 0, 0, True).step is Step.TAKE
     result = process_consume_result(broker, pq, config, GROUP, msgs, R.SUSPEND, 0)
-    assert [(o, m.reconsume_times) for o, m in result.pq.msg_tree_map.items()] == [(7, 1)]
+    assert [(o, m.reconsume_times) for o, m in result.pq.msg_tree_map.items()] == [(offset, reconsume + 1)]
     assert result.resubmit_after == 1000
+    event("OR-17")
 
 
 @given(st.integers(0, 50), st.integers(0, 50), st.booleans())

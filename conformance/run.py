@@ -23,6 +23,11 @@ QUIET_S = 2.5
 # After a send-back that failed (no SUCCESS answer) the run is quiet only this long after it: a 4.9.8 client whose
 # fallback send failed too consumes the message again locally 5 s later (CC-07, submitConsumeRequestLater).
 LOCAL_RETRY_QUIET_S = 6.0
+# After a pull that failed (SYSTEM_ERROR, or any answer but FOUND, NO_NEW_MSG, RETRY_IMMEDIATELY, OFFSET_MOVED) the
+# run is quiet only this long after it: a client pulls that queue again 3 s later
+# (DefaultMQPushConsumerImpl PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION; ali-ons and 1.2.3 wait as long).
+PULL_RETRY_QUIET_S = 5.0
+PULL_ANSWERS = frozenset({None, 0, 19, 20, 21})
 RUN_LIMIT_S = 45.0
 # A started client pulls each queue within a second or two (route, heartbeat, rebalance).
 READY_LIMIT_S = 15.0
@@ -70,17 +75,27 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
     on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
-        sent_back = [r for r in backend.get_requests() if r.code == CONSUMER_SEND_MSG_BACK]
+        requests = backend.get_requests()
+        sent_back = [r for r in requests if r.code == CONSUMER_SEND_MSG_BACK]
         now = (sum(len(c.deliveries) for c in consumers), len(sent_back))
         if deliveries is not None and now[0] >= deliveries:
             return
-        failed = [r.time_ms / 1000.0 for r in sent_back if r.response_code != 0]
         if now != seen:
             seen, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed() \
-                and time.monotonic() - max(failed, default=0.0) >= LOCAL_RETRY_QUIET_S:
+                and time.monotonic() >= get_failure_wait_end_s(requests):
             return
         time.sleep(POLL_S)
+
+
+def get_failure_wait_end_s(requests: list[WireRequest]) -> float:
+    """When (on the driver's clock, in s) the run stops waiting for a client's answer to a failure: LOCAL_RETRY_QUIET_S
+    after the last failed send-back, PULL_RETRY_QUIET_S after the last failed pull; 0.0 with neither."""
+    ends = [r.time_ms / 1000.0 + LOCAL_RETRY_QUIET_S for r in requests
+            if r.code == CONSUMER_SEND_MSG_BACK and r.response_code != 0]
+    ends += [r.time_ms / 1000.0 + PULL_RETRY_QUIET_S for r in requests
+             if r.code == PULL_MESSAGE and r.response_code not in PULL_ANSWERS]
+    return max(ends, default=0.0)
 
 
 def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, limit_s: float) -> bool:

@@ -8,8 +8,8 @@ import pytest
 from attrs import evolve
 
 from conformance.harness import SETTINGS
-from conformance.observe import PULL_MESSAGE, WireRequest
-from conformance.run import run_workload
+from conformance.observe import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, WireRequest
+from conformance.run import LOCAL_RETRY_QUIET_S, PULL_RETRY_QUIET_S, get_failure_wait_end_s, run_workload
 from conformance.workload import MessageSpec, Workload
 
 pytestmark = pytest.mark.timeout(60)
@@ -76,3 +76,15 @@ def test_a_broadcasting_run_produces_after_the_client_pulls_every_queue(monkeypa
 
 def test_a_clustering_run_produces_before_the_client_starts(monkeypatch):
     assert run_logged("clustering", monkeypatch) == [("produce", "m0"), ("produce", "m1"), ("start",), ("stop",)]
+
+
+def test_a_run_waits_out_the_clients_answer_to_each_failure():
+    """A failed pull is retried 3 s later, a failed send-back may be consumed again locally 5 s later: the run is
+    not quiet before PULL_RETRY_QUIET_S and LOCAL_RETRY_QUIET_S have passed since the last of them. Seen in CI: a
+    pull error on the only message's queue, and the run ended 2.5 s later, before ali-ons pulled it again."""
+    found, empty = WireRequest(1_000, PULL_MESSAGE, {}, 0, 0), WireRequest(2_000, PULL_MESSAGE, {}, 0, 19)
+    assert get_failure_wait_end_s([found, empty]) == 0.0
+    failed_pull = WireRequest(3_000, PULL_MESSAGE, {}, 0, 1)
+    assert get_failure_wait_end_s([found, failed_pull, empty]) == 3.0 + PULL_RETRY_QUIET_S
+    unanswered = WireRequest(4_000, CONSUMER_SEND_MSG_BACK, {}, 0, None)
+    assert get_failure_wait_end_s([failed_pull, unanswered]) == 4.0 + LOCAL_RETRY_QUIET_S

@@ -9,6 +9,7 @@ schedule topic is shared by every example of the session).
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -248,6 +249,13 @@ class Outcome:
     delivery_delays: list[int | None]
 
 
+def get_canonical_key(message: dict) -> str:
+    """A sort key independent of the order a backend lists properties in: a repr of the record was not (the real
+    broker and the model order a delayed copy's properties differently, and two copies due within the same
+    millisecond swapped places between the backends)."""
+    return json.dumps(message, sort_keys=True, default=str)
+
+
 def settle(run: Run, marks: list[int], timeout: float) -> Outcome:
     """Waits until every parked message of the run reached its real topic (or `timeout`), then reads the outcome."""
     deadline = time.monotonic() + timeout
@@ -259,8 +267,8 @@ def settle(run: Run, marks: list[int], timeout: float) -> Outcome:
         time.sleep(0.1)
     return Outcome(
         observations=run.observations,
-        parked=sorted((normalise_landed(m, run) for m in parked), key=repr),
-        landed={run.names.anonymise(t): sorted((normalise_landed(m, run) for m in ms), key=repr)
+        parked=sorted((normalise_landed(m, run) for m in parked), key=get_canonical_key),
+        landed={run.names.anonymise(t): sorted((normalise_landed(m, run) for m in ms), key=get_canonical_key)
                 for t, ms in landed.items()},
         delivery_delays=delays,
     )

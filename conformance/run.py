@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from conformance.clients.cpp import Delivery, OutcomeScript, StartRequest, open_cpp_consumer
+from conformance.codec.codes import ResponseCode
 from conformance.observe import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, Run, StoredCopy, WireRequest
 from conformance.predict import RunSettings
 from conformance.workload import Workload
@@ -27,7 +28,8 @@ LOCAL_RETRY_QUIET_S = 6.0
 # run is quiet only this long after it: a client pulls that queue again 3 s later
 # (DefaultMQPushConsumerImpl PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION; ali-ons and 1.2.3 wait as long).
 PULL_RETRY_QUIET_S = 5.0
-PULL_ANSWERS = frozenset({None, 0, 19, 20, 21})
+PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
+                          ResponseCode.PULL_OFFSET_MOVED})
 RUN_LIMIT_S = 45.0
 # A started client pulls each queue within a second or two (route, heartbeat, rebalance).
 READY_LIMIT_S = 15.0

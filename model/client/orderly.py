@@ -125,7 +125,8 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
             rules.append("OR-08")
             if send_ok:
                 broker, result = process_give_up_send(broker, config, group, msg, now, random_int, send_retried)
-                rules.extend(("RS-14",) if send_retried else ())
+                if send_retried:
+                    rules.append("RS-14")
                 if result.code is ResponseCode.SUCCESS:
                     sent.append(result.stored)
                     out.append(msg)

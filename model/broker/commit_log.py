@@ -10,6 +10,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from model.values.message import Message
+from model.values.records import new_tuple
 
 
 class ConsumeQueueUnit(NamedTuple):
@@ -72,12 +73,11 @@ def compute_log_record(message: Message) -> CommitLogRecord:
 # property map): one C-level read of all twelve, as every pull and look-up decodes records.
 _get_message_fields = itemgetter(*[CommitLogRecord._fields.index("property_map" if name == "properties" else name)
                                    for name in Message._fields])
-_new_tuple = tuple.__new__
 
 
 def compute_logged_message(record: CommitLogRecord) -> Message:
     """The message a commit-log record holds (the inverse of compute_log_record)."""
-    return _new_tuple(Message, _get_message_fields(record))
+    return new_tuple(Message, _get_message_fields(record))
 
 
 # The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
@@ -87,7 +87,7 @@ _PLACED_FROM, _PLACED_TO = CommitLogRecord._fields.index("queue_offset"), Commit
 def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_offset: int,
                           msg_id: str) -> CommitLogRecord:
     """The drafted record with the offsets and msg id its put assigned."""
-    return _new_tuple(CommitLogRecord, draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id)
+    return new_tuple(CommitLogRecord, draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id)
                       + draft[_PLACED_TO:])
 
 
@@ -96,5 +96,5 @@ def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_propert
                          property_map: Mapping) -> CommitLogRecord:
     """A record about to be put: every field but the queue offset, physical offset and msg id, which the put
     assigns (append_record). `property_map` is the map `flat_properties` was flattened from."""
-    return CommitLogRecord(topic, body, tags, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp,
-                           store_timestamp, flat_properties, property_map)
+    return new_tuple(CommitLogRecord, (topic, body, tags, queue_id, -1, -1, "", reconsume_times, flag, born_timestamp,
+                                        store_timestamp, flat_properties, property_map))

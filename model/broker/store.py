@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Iterator, Mapping
 
 import immutables
@@ -27,14 +28,14 @@ from model.values.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.values.records import bounded_repr, evolve, record
+from model.values.records import bounded_repr, evolve, new_tuple, record
 
 # A consume queue is an AppendLog of units, indexed by queue offset.
 EMPTY_QUEUE = EMPTY_LOG
 
 
-def get_commit_log_offset(record: CommitLogRecord) -> int:
-    return record.commit_log_offset
+# A record's physical offset, read in C: the key of every lookMessageByOffset's binary search.
+get_commit_log_offset = operator.attrgetter("commit_log_offset")
 
 
 class PutMessageStatus(enum.Enum):
@@ -162,7 +163,7 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
     size = compute_stored_size(draft.body, draft.properties)
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
-    queue = queue.append(ConsumeQueueUnit(physical, size, tags_code, now, log.length))
+    queue = queue.append(new_tuple(ConsumeQueueUnit, (physical, size, tags_code, now, log.length)))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)

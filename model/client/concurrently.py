@@ -27,7 +27,7 @@ from model.client.process_queue import (
     remove_message,
 )
 from model.client.timer_items import Resubmit, ServiceTimer
-from model.values.records import evolve
+from model.values.records import evolve, new_tuple
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
     from model.system.state import System
@@ -103,8 +103,8 @@ def complete(system: System, event) -> tuple[System, list]:
     pq, offset = compute_removal(pq, consumed, system.now)
     system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), pq,
                                     requests=requests)
-    processed = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, False, system.now,
-                                 rules + ("CC-08",))
+    processed = new_tuple(ConsumeProcessed, (request.request_id, status, ack_index, ok, failed, False, system.now,
+                                              rules + ("CC-08",)))
     return system, [processed] + observations + updated
 
 

@@ -20,7 +20,7 @@ from model.values.message import (
     is_dlq_topic,
 )
 from model.values.names import GROUP
-from model.values.records import evolve
+from model.values.records import evolve, new_tuple
 from model.values.timer_heap import heap_push
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
@@ -99,8 +99,9 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
             for m in chunk
         ])
         started.extend(seen)
-        requests[request_id] = ConsumeRequest(request_id, client_id, incarnation, mq, generation, seen, now)
-        invoked.append(ListenerInvoked(client_id, request_id, mq, seen, now, invoked_rules))
+        requests[request_id] = new_tuple(ConsumeRequest,
+                                          (request_id, client_id, incarnation, mq, generation, seen, now))
+        invoked.append(new_tuple(ListenerInvoked, (client_id, request_id, mq, seen, now, invoked_rules)))
         request_id += 1
     pq = replace_cached(consumer.process_queues[mq], started)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
@@ -120,7 +121,8 @@ def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, 
     if offset >= 0:
         store = update_offset(consumer.offset_store, mq, offset, increase_only)
         lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-        observed.append(OffsetUpdated(consumer.client_id, mq, store.offsets[mq].value, system.now, rules, lifetime))
+        observed.append(new_tuple(OffsetUpdated, (consumer.client_id, mq, store.offsets[mq].value, system.now, rules,
+                                                   lifetime)))
         if store is not consumer.offset_store:
             consumer_changes["offset_store"] = store
     if consumer_changes:

@@ -17,7 +17,7 @@ from model.values.errors import IllegalTransition
 from model.values.message import MessageQueue
 from model.values.outcome import Outcome
 from model.values.profiles import BASELINE, Profile, get_profile
-from model.values.records import discard, evolve, record
+from model.values.records import discard, evolve, new_tuple, record
 
 
 class OffsetStoreKind(enum.Enum):
@@ -71,11 +71,11 @@ def update_offset(store: OffsetStore, mq: MessageQueue, offset: int, increase_on
     entry ignores both [OS-03]."""
     current = store.offsets.get(mq)
     if current is None:
-        entry = ControllableOffset(offset)
+        entry = new_tuple(ControllableOffset, (offset, False))
     elif current.frozen or (increase_only and offset <= current.value):
         return store
     else:
-        entry = ControllableOffset(offset)
+        entry = new_tuple(ControllableOffset, (offset, False))
     return evolve(store, offsets=store.offsets.set(mq, entry))
 
 

@@ -28,7 +28,7 @@ from model.system.state import System
 from model.values.config import Config
 from model.values.message import create_message, get_retry_topic, java_string_hash
 from model.values.names import GROUP, TOPIC
-from model.values.records import evolve
+from model.values.records import evolve, new_tuple
 
 
 def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_queue_nums: int = 2,
@@ -50,7 +50,8 @@ def on_produce(system: System, event: Produce) -> tuple[System, list]:
     message = create_message(TOPIC, event.uniq_key, body=event.uniq_key.encode(), tags=event.tags,
                              queue_id=event.queue_id, delay_level=event.delay_level, born_timestamp=system.now)
     store, record, _properties = put_record(system.broker.store, message, system.now, system.config.delay_levels)
-    return evolve(system, broker=evolve(system.broker, store=store)), [Produced(record, system.now, ("SY-01",))]
+    produced = new_tuple(Produced, (record, system.now, ("SY-01",)))
+    return evolve(system, broker=evolve(system.broker, store=store)), [produced]
 
 
 def on_complete(system: System, event: CompleteConsume) -> tuple[System, list]:

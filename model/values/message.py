@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import immutables
 
-from model.values.records import discard, evolve
+from model.values.records import discard, evolve, new_tuple
 
 # Property keys, exactly as MessageConst spells them.
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"
@@ -118,7 +118,8 @@ def create_message(topic: str, uniq_key: str, *, body: bytes = b"", tags: str | 
         properties[PROPERTY_TAGS] = tags
     if delay_level:
         properties[PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
-    return Message(topic, body, tags, immutables.Map(properties), queue_id, -1, -1, "", 0, 0, born_timestamp)
+    return new_tuple(Message,
+                      (topic, body, tags, immutables.Map(properties), queue_id, -1, -1, "", 0, 0, born_timestamp, 0))
 
 
 def compute_message_id(commit_log_offset: int) -> str:

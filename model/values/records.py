@@ -51,7 +51,10 @@ def get_copy_plan(cls: type) -> CopyPlan | None:
 
 # Bound once: a module global and an attribute lookup per copy were a measurable part of a system step.
 _new = object.__new__
-_new_tuple = tuple.__new__
+# A named tuple built in C from its values: `new_tuple(Cls, (a, b, ...))` is `Cls(a, b, ...)` without the class
+# call, whose NamedTuple __new__ is a Python-level function (twice the cost). The model builds the named tuples it
+# makes once per message this way (benchmarks/NOTES.md); every field is given, as no default applies.
+new_tuple = tuple.__new__
 # The copy plan of each class, looked up directly (cheaper per call than the functools.cache wrapper).
 _PLANS: dict[type, CopyPlan | None] = {}
 
@@ -81,7 +84,7 @@ def evolve(inst: T, **changes) -> T:
         values = list(inst) if plan.is_named_tuple else list(plan.get_all(inst))
         for name, value in changes.items():
             values[positions[name]] = value
-        return _new_tuple(cls, values) if plan.is_named_tuple else cls(*values)
+        return new_tuple(cls, values) if plan.is_named_tuple else cls(*values)
     name = min(changes.keys() - positions.keys())
     raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
 

@@ -1,7 +1,10 @@
 """The report page and the documentation site in a real browser (Debian's chromium, headless, file://): the
 headline figures the page shows are the aggregate's own Parquet tables' figures, no link of the page or of the site
-pages it leads to is broken, and screenshots are saved beside the page (reports/out/browser/). Skips, with the
-reason, where chromium is absent; `tox run -e browser` installs it."""
+pages it leads to is broken, and screenshots are saved beside the page (reports/out/browser/).
+
+Not part of the default test command (its file name is not `test_*.py`: the default run cannot install a browser):
+`tox run -e browser` installs chromium and runs this file. Run directly without chromium or mkdocs-material, every
+test fails naming what is missing."""
 
 from __future__ import annotations
 
@@ -16,10 +19,13 @@ from reports.spec_rules import ROOT
 from reports.tests.sample import BASELINE, TIGHT, case, meta, write_lines
 
 CHROMIUM = find_chromium()
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium; tox -e browser)"),
-    pytest.mark.skipif(not is_mkdocs_installed(), reason="mkdocs-material is not installed (pip install -e '.[docs]')"),
-]
+
+
+@pytest.fixture(autouse=True)
+def require_browser_and_site_builder():
+    assert CHROMIUM is not None, "chromium is not on PATH (apt-get install chromium; tox run -e browser installs it)"
+    assert is_mkdocs_installed(), "mkdocs-material is not installed (pip install -e '.[docs]')"
+
 OUT = ROOT / "reports" / "out" / "browser"
 CLAIM = "refutation: OR-15 refuted on 5.0.0 (#6163): a poison message keeps cycling through %RETRY%<group>"
 

@@ -27,6 +27,7 @@ from model.client.process_queue import (
     remove_message,
 )
 from model.client.timer_items import Resubmit, ServiceTimer
+from model.values.config import CLUSTERING
 from model.values.records import evolve, new_tuple
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
@@ -90,7 +91,7 @@ def complete(system: System, event) -> tuple[System, list]:
                                    rules + ("RB-03",))
         return evolve(system, requests=requests), [dropped]
     consumed, observations = request.messages, []
-    if not system.config.is_clustering:
+    if system.config.message_model is not CLUSTERING:  # not config.is_clustering: a property is a Python call
         observations.append(Note("broadcasting drops failed messages", system.now, ("CC-09",)))
     elif failed:
         # A send-back changes only the broker: the instance and its ProcessQueue stay those read above.

@@ -93,9 +93,11 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
     request_id, started, invoked = system.next_request_id, [], []
     requests = system.requests.mutate()
     for chunk in chunks:
+        # Message's first four fields are topic, body, tags and properties: each message is rebuilt with the
+        # shown topic and the stamped properties (as evolve would, without its keyword dict).
         seen = tuple([
-            evolve(m, topic=compute_shown_topic(m),
-                   properties=m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp))
+            new_tuple(Message, (compute_shown_topic(m), m.body, m.tags,
+                                m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp), *m[4:]))
             for m in chunk
         ])
         started.extend(seen)

@@ -84,9 +84,9 @@ def remove_message(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> Outco
 def compute_removal(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> tuple[ProcessQueue, int]:
     """[PQ-04] remove_message as a plain (pq, offset) pair, for the consume path that runs it at every completion
     (an Outcome costs a Python-level constructor and an instance dict)."""
-    if not pq.msg_tree_map:
-        return evolve(pq, last_consume_timestamp=now), -1
     tree, count, size = pq.msg_tree_map, pq.msg_count, pq.msg_size
+    if not tree.size:
+        return evolve(pq, last_consume_timestamp=now), -1
     for msg in msgs:
         smaller = tree.discard(msg.queue_offset)
         if smaller is not tree:
@@ -96,7 +96,7 @@ def compute_removal(pq: ProcessQueue, msgs: Iterable[Message], now: int) -> tupl
         tree = smaller
     if count == 0:
         size = 0
-    offset = tree.first_key() if tree else pq.queue_offset_max + 1
+    offset = tree.first_key() if tree.size else pq.queue_offset_max + 1
     return evolve(pq, msg_tree_map=tree, msg_count=count, msg_size=size, last_consume_timestamp=now), offset
 
 

@@ -126,29 +126,30 @@ class SortedMap:
     """An immutable map from int keys to values, iterated in ascending key order.
 
     `set`, `discard` and `pop_lowest` return new maps; the receiver is unchanged. `first_key` and `last_key`
-    raise KeyError on an empty map, as Java's TreeMap throws NoSuchElementException.
+    raise KeyError on an empty map, as Java's TreeMap throws NoSuchElementException. `size` is the number of
+    entries, as `len()` (read directly where every consumed message asks: `len()` and truth are Python calls).
     """
 
-    __slots__ = ("_root", "_height", "_size")
+    __slots__ = ("_root", "_height", "size")
 
     def __init__(self, items: Iterable[tuple[int, object]] = ()) -> None:
-        self._root, self._height, self._size = None, 0, 0
+        self._root, self._height, self.size = None, 0, 0
         built = self.update(items)
-        self._root, self._height, self._size = built._root, built._height, built._size
+        self._root, self._height, self.size = built._root, built._height, built.size
 
     @classmethod
     def _of(cls, root: tuple | None, height: int, size: int) -> SortedMap:
         while root is not None and height and len(root[1]) == 1:
             root, height = root[1][0], height - 1
         new = cls.__new__(cls)
-        new._root, new._height, new._size = (root, height, size) if root is not None else (None, 0, 0)
+        new._root, new._height, new.size = (root, height, size) if root is not None else (None, 0, 0)
         return new
 
     def __len__(self) -> int:
-        return self._size
+        return self.size
 
     def __bool__(self) -> bool:
-        return self._size > 0
+        return self.size > 0
 
     def _find_value(self, key: int, missing: object) -> object:
         if self._root is None:
@@ -175,15 +176,15 @@ class SortedMap:
             return SortedMap._of(((key,), (value,)), 0, 1)
         parts, added = _insert(self._root, self._height, key, value)
         if len(parts) == 1:
-            return SortedMap._of(parts[0], self._height, self._size + added)
+            return SortedMap._of(parts[0], self._height, self.size + added)
         root = (tuple(part[0][0] for part in parts), parts)
-        return SortedMap._of(root, self._height + 1, self._size + added)
+        return SortedMap._of(root, self._height + 1, self.size + added)
 
     def discard(self, key: int) -> SortedMap:
         if self._root is None:
             return self
         root, removed = _remove(self._root, self._height, key)
-        return SortedMap._of(root, self._height, self._size - 1) if removed else self
+        return SortedMap._of(root, self._height, self.size - 1) if removed else self
 
     def update(self, items: Iterable[tuple[int, object]]) -> SortedMap:
         """The map with every item set (a later value for a key wins), as one run: each node is copied once."""
@@ -197,7 +198,7 @@ class SortedMap:
             (parts, added), height = _insert_run(self._root, self._height, keys, values), self._height
         while len(parts) > 1:
             parts, height = _split(tuple(part[0][0] for part in parts), parts), height + 1
-        return SortedMap._of(parts[0], height, self._size + added)
+        return SortedMap._of(parts[0], height, self.size + added)
 
     def first_key(self) -> int:
         if self._root is None:

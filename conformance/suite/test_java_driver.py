@@ -120,10 +120,14 @@ def test_the_outcome_sets_the_concurrently_context_ack_index_and_delay_level(tmp
         backend.produce("m0", None, 0, 0)
         request = StartRequest(backend.namesrv, group, settings.topic, instance)
         with JavaConsumer(request, lambda message, seen: answers[min(seen, 1)], log_dir=str(tmp_path)) as consumer:
-            sent = lambda: [r.fields for r in backend.get_requests() if r.code == CONSUMER_SEND_MSG_BACK]  # noqa: E731
+            sent = lambda: [r.fields for r in backend.get_requests()  # noqa: E731
+                            if r.code == CONSUMER_SEND_MSG_BACK and r.response_code is not None]
             assert consumer.wait_for(lambda found: len(found) >= 2 and len(sent()) >= 2, 30.0), consumer.errors
         copies, headers = backend.get_stored_copies(), sent()
     assert [(d.reconsume_times, d.status) for d in consumer.deliveries] == [(0, "CONSUME_SUCCESS"),
                                                                           (1, "RECONSUME_LATER")]
     assert [fields["delayLevel"] for fields in headers[:2]] == ["0", "-1"]
-    assert [copy.topic.startswith("%DLQ%") for copy in copies] == [False, True]
+    # What the two send-backs stored. A client closed before it read the second answer sends the message to
+    # %RETRY% itself (its fallback, CC-06): that copy is the close's, not the send-back's (seen once in a CI
+    # rehearsal under load), so only the send-backs' copies are compared.
+    assert [copy.topic.startswith("%DLQ%") for copy in copies if copy.path == "rpc"] == [False, True]

@@ -80,6 +80,11 @@ def compute_logged_message(record: CommitLogRecord) -> Message:
     return new_tuple(Message, _get_message_fields(record))
 
 
+def compute_logged_messages(records: list[CommitLogRecord]) -> list[Message]:
+    """compute_logged_message of each record (one call for a pulled batch)."""
+    return [new_tuple(Message, _get_message_fields(record)) for record in records]
+
+
 # The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
 _PLACED_FROM, _PLACED_TO = CommitLogRecord._fields.index("queue_offset"), CommitLogRecord._fields.index("msg_id") + 1
 

@@ -3,7 +3,7 @@ the queue's units from the requested offset, filtered by the subscription's tag 
 
 from __future__ import annotations
 
-from model.broker.commit_log import compute_logged_message
+from model.broker.commit_log import compute_logged_messages
 from model.broker.state import Broker, is_readable
 from model.values.message import MessageQueue
 
@@ -40,11 +40,12 @@ def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: i
         return "OFFSET_ILLEGAL", [], min_offset if offset < min_offset else high
     if offset == high:
         return "NO_NEW_MSG", [], offset
-    found, position, log = [], offset, store.commit_log
+    indices, position = [], offset
     for unit in queue.iterate(offset, offset + max(MAX_FILTER_SCAN_UNITS, batch_size)):
-        if len(found) == batch_size:
+        if len(indices) == batch_size:
             break
         if codes is None or unit.tags_code in codes:
-            found.append(compute_logged_message(log[unit.log_index]))
+            indices.append(unit.log_index)
         position += 1
+    found = compute_logged_messages(store.commit_log.get_entries(indices))
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position

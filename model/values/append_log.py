@@ -69,6 +69,13 @@ class AppendLog:
         if start < stop:
             yield from self.tail[start - tail_start:stop - tail_start]
 
+    def get_entries(self, indices: list[int]) -> list:
+        """The entries at `indices` (each within the log), in that order: one call for a pulled batch rather than an
+        index each."""
+        chunks, tail, tail_start = self.chunks, self.tail, self.length - len(self.tail)
+        return [tail[index - tail_start] if index >= tail_start else chunks[index >> CHUNK_BITS][index & CHUNK_MASK]
+                for index in indices]
+
     def bisect_left(self, value, key: Callable) -> int:
         """The first index whose entry's `key` is >= value, for entries sorted by that key (a binary search over the
         chunks' last entries, then one within the chunk found)."""

@@ -6,6 +6,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from immutables import Map
 
+from model.broker.commit_log import compute_log_record, compute_logged_message
 from model.broker.store import Store, put_message
 from model.values.config import Config
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id, queue_id_to_delay_level
@@ -130,3 +131,17 @@ def test_put_appends(batch):
     physical = [one.commit_log_offset for one in stored]
     assert physical == sorted(set(physical))
     assert len({one.msg_id for one in stored}) == len(stored)
+    for topic, queue_id in per_queue:
+        # Reads at the queue's ends: the model's store deletes nothing (min 0), and max is one past the last.
+        assert store.get_min_offset_in_queue(topic, queue_id) == 0
+        assert store.get_message(topic, queue_id, per_queue[topic, queue_id]) is None
+        assert store.get_message(topic, queue_id, -1) is None
+
+
+@given(messages(delay_level=st.just(0)), times)
+def test_a_stored_message_and_its_commit_log_record_are_one(message, now):
+    """ST-06: the commit log's record of a stored message gives that message back, every field of it (the
+    record is what a pull and a look-up by offset decode)."""
+    store, stored = put_message(Store(), message, now, DELAYS)
+    assert compute_log_record(stored) == store.commit_log[0]
+    assert compute_logged_message(compute_log_record(stored)) == stored

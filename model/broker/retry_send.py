@@ -96,10 +96,11 @@ def on_broker_send_retry_message(broker: Broker, config: Config, message: Messag
     """[RS-07] A SEND_MESSAGE to %RETRY%<group> as the broker alone answers it, without the producer's route: 4.9.8's
     broker checks no permission (msgCheck refuses only ordered topics; handleRetryAndDLQ checks none), stores at the
     request's queue id and refuses only a queue id outside the topic's queues (SYSTEM_ERROR)."""
-    group = broker.groups.get(message.topic[len(RETRY_GROUP_TOPIC_PREFIX):])
+    group_name = message.topic[len(RETRY_GROUP_TOPIC_PREFIX):]
+    group = broker.groups.get(group_name)
     if group is None:
         return refuse(broker, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
-                      f"subscription group not exist, {message.topic}", ("RS-01",))
+                      f"subscription group not exist, {group_name}", ("RS-01",))
     broker, topic = get_or_create_topic(broker, message.topic, group.retry_queue_nums, PERM_WRITE | PERM_READ)
     if not 0 <= message.queue_id < max(topic.write_queue_nums, topic.read_queue_nums):
         return refuse(broker, ResponseCode.SYSTEM_ERROR, f"request queueId[{message.queue_id}] is illegal",

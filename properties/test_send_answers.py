@@ -87,11 +87,12 @@ def test_the_broker_alone_refuses_only_a_queue_id_outside_the_retry_topic(retry_
        write_queue_nums=st.integers(0, 2), header=headers, random_int=RANDOM_INTS)
 def test_a_send_with_no_writeable_route_names_why(broker_perm, retry_perm, write_queue_nums, header, random_int):
     """RS-07, through the route: NO_PERMISSION or SYSTEM_ERROR with a remark naming the topic, rules SB-05 and
-    RS-07; a send that is stored cites SB-05 first."""
+    RS-07; a send that is stored has no remark, cites SB-05 first and its destination's rule last (RS-06 for
+    %RETRY%, SB-10 for the DLQ), and leaves WAIT out of what it stores unless it is parked."""
     retry = TopicConfig(RETRY_TOPIC, 1, write_queue_nums, retry_perm)
     groups = Map({GROUP: SubscriptionGroupConfig(GROUP)})
     broker = Broker(perm=broker_perm, topics=Map({RETRY_TOPIC: retry}), groups=groups)
-    after, result = on_send_retry_message(broker, Config(), retry_message(), *header, NOW, random_int)
+    after, result = on_send_retry_message(broker, Config(), retry_message(WAIT="true"), *header, NOW, random_int)
     if not (broker_perm & PERM_WRITE and retry_perm & PERM_WRITE):
         assert_refused(broker, after, result, ResponseCode.NO_PERMISSION, f"no writeable route to {RETRY_TOPIC}",
                        ("SB-05", "RS-07"))
@@ -99,7 +100,10 @@ def test_a_send_with_no_writeable_route_names_why(broker_perm, retry_perm, write
         assert_refused(broker, after, result, ResponseCode.SYSTEM_ERROR, f"no route info of {RETRY_TOPIC}",
                        ("SB-05", "RS-07"))
     else:
-        assert result.code is ResponseCode.SUCCESS and result.rules[0] == "SB-05"
+        assert (result.code, result.remark, result.rules[0]) == (ResponseCode.SUCCESS, "", "SB-05")
+        assert set(result.rules) <= SPEC_RULE_IDS and result.rules[-1] in ("RS-06", "SB-10")
+        # The stored properties string leaves WAIT out, unless the store parks the message and rebuilds it.
+        assert ("WAIT" in result.stored.properties) == (result.stored.topic == SCHEDULE_TOPIC)
 
 
 @given(version=st.sampled_from(VERSIONS), locked=st.booleans(), reconsume=st.integers(0, 4),

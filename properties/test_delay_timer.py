@@ -23,7 +23,7 @@ from model.broker.delay_timer import (
 from model.broker.state import Broker
 from model.broker.store import put_message
 from model.values.config import Config
-from model.values.message import create_message
+from model.values.message import create_message, java_string_hash
 from model.values.records import evolve
 from properties.coverage import record_rules
 from properties.test_store import REFERENCE_DELAY_SECONDS
@@ -185,6 +185,7 @@ class Scheduled:
     stored_at: int
     deliver_at: int  # store time (+ clock lead) + the reference delay
     body: bytes
+    tags: str | None
     properties: dict
     reconsume_times: int
 
@@ -219,9 +220,9 @@ class DelayTimer(RuleBasedStateMachine):
         self.observed: list[Observed] = []
         self.seen_offsets: dict[int, int] = {}
 
-    def put(self, level: int, reconsume_times: int, body: bytes, lead: int) -> None:
+    def put(self, level: int, reconsume_times: int, body: bytes, lead: int, tags: str | None = None) -> None:
         key = f"m{sum(len(q) for q in self.queues.values())}"
-        message = create_message(f"%RETRY%{TOPIC}", key, body=body, queue_id=0, delay_level=level)
+        message = create_message(f"%RETRY%{TOPIC}", key, body=body, tags=tags, queue_id=0, delay_level=level)
         message = evolve(message.put_property("ORIGIN_MESSAGE_ID", f"origin-{key}"), reconsume_times=reconsume_times)
         store, _ = put_message(self.broker.store, message, self.now, self.config.delay_levels, clock_lead=lead)
         self.broker = evolve(self.broker, store=store)
@@ -229,12 +230,13 @@ class DelayTimer(RuleBasedStateMachine):
         queue = self.queues.setdefault(clamped, [])
         properties = dict(message.properties) | {"DELAY": str(clamped), "REAL_TOPIC": message.topic, "REAL_QID": "0"}
         queue.append(Scheduled(key, clamped, len(queue), self.now, self.now + lead + get_delay(clamped), body,
-                               properties, reconsume_times))
+                               tags, properties, reconsume_times))
         event("ST-04" if level > MAX_LEVEL else "ST-01")
 
-    @rule(level=st.integers(1, 25), reconsume_times=st.integers(0, 16), body=st.binary(max_size=6))
-    def schedule_message(self, level, reconsume_times, body):
-        self.put(level, reconsume_times, body, 0)
+    @rule(level=st.integers(1, 25), reconsume_times=st.integers(0, 16), body=st.binary(max_size=6),
+          tags=st.none() | st.sampled_from(["TagA", "TagB"]))
+    def schedule_message(self, level, reconsume_times, body, tags):
+        self.put(level, reconsume_times, body, 0, tags)
 
     @rule(level=st.integers(1, 6), lead=st.integers(1, 600_000))
     def schedule_message_before_clock_set_back(self, level, lead):
@@ -320,12 +322,16 @@ class DelayTimer(RuleBasedStateMachine):
 
     @invariant()
     def never_delivered_before_due(self):
-        """DT-02 / DT-07: not before the deliver time, unless that was further away than the level's delay."""
+        """DT-02 / DT-07: not before the deliver time, unless that was further away than the level's delay; a
+        delivery cites DT-02, DT-05 and DT-06, and DT-07 exactly when it went before its deliver time."""
         for seen in self.observed:
             record = seen.record
             assert seen.time >= record.stored_at
             if seen.time < record.deliver_at:
                 assert record.deliver_at > seen.time + get_delay(record.level)
+            rules = seen.delivery.rules
+            assert rules[:3] == ("DT-02", "DT-05", "DT-06")
+            assert ("DT-07" in rules) == (seen.time < record.deliver_at)
 
     @invariant()
     def delivered_within_cadence(self):
@@ -336,11 +342,18 @@ class DelayTimer(RuleBasedStateMachine):
 
     @invariant()
     def properties_are_preserved(self):
-        """DT-05 / ST-01: real topic and queue, body, properties, ORIGIN_MESSAGE_ID and reconsume times kept."""
+        """DT-05 / ST-01: real topic and queue, body, tags, properties, ORIGIN_MESSAGE_ID and reconsume times kept;
+        the delivered copy's consume-queue unit carries the tags' hash (not a deliver time) and the delivery's time;
+        the delivery names the parked copy it moved."""
         for seen in self.observed:
             delivered, record = seen.delivery.delivered, seen.record
             assert (delivered.topic, delivered.queue_id) == (f"%RETRY%{TOPIC}", 0)
             assert delivered.body == record.body and delivered.reconsume_times == record.reconsume_times
+            assert delivered.tags == record.tags
+            unit = self.broker.store.get_queue_units(delivered.topic, 0)[delivered.queue_offset]
+            assert (unit.tags_code, unit.stored_at) == (java_string_hash(record.tags), seen.time)
+            scheduled = seen.delivery.scheduled
+            assert (scheduled.topic, scheduled.queue_offset) == ("SCHEDULE_TOPIC_XXXX", record.queue_offset)
             assert dict(delivered.properties) == record.properties
             assert delivered.origin_message_id == f"origin-{record.key}"
             assert delivered.store_timestamp == seen.time

@@ -23,6 +23,7 @@ from model.broker.delay_timer import (
 from model.broker.state import Broker
 from model.broker.store import put_message
 from model.values.config import Config
+from model.values.errors import IllegalTransition
 from model.values.message import create_message, java_string_hash
 from model.values.records import evolve
 from properties.coverage import record_rules
@@ -144,6 +145,16 @@ def test_offsets_flush_on_the_ten_second_grid():
     assert dict(broker.schedule.persisted_offsets) == {2: 2} and broker.schedule.last_flush == 30_000
 
 
+def test_flushes_start_ten_seconds_after_start_whatever_the_interval():
+    """DT-08: flushDelayOffsetInterval 7 000: the flush task's first run is 10 000 after the start and then every
+    7 000 (scheduleAtFixedRate(..., 10000, interval)), so a delivery at 25 000 is persisted at 31 000."""
+    config = Config(flush_delay_offset_interval=7_000)
+    broker, _ = process_schedule_until(send(Broker(), config, "a", 2, 20_000), config, 30_999)
+    assert dict(broker.schedule.persisted_offsets) == {}
+    broker, _ = process_schedule_until(broker, config, 31_000)
+    assert dict(broker.schedule.persisted_offsets) == {2: 1} and broker.schedule.last_flush == 31_000
+
+
 def test_crash_between_flushes_delivers_twice():
     """DT-09: persisted at 10 000 (offset 1); "b" delivered at 12 000; a crash at 15 000 re-delivers "b" only."""
     config = Config()
@@ -154,6 +165,44 @@ def test_crash_between_flushes_delivers_twice():
     assert get_level_offset(broker.schedule, 1) == 1
     broker, second = process_schedule_until(broker, config, 10**6)
     assert get_delivery_times(second) == [("b", 16_000)] and "DT-09" in second[0].rules
+
+
+def test_crash_resumes_a_level_that_had_not_delivered_at_zero():
+    """DT-09 / DT-08: the flush at 10 000 writes level 1's offset only (a level enters the offset table when it
+    delivers: level 4's message is due at 30 000); a crash at 15 000 resumes level 4 at 0, so its message is still
+    delivered, once, when due, and level 1 is not delivered again; the restarted broker's flushes keep the grid of
+    its own start (first at 25 000)."""
+    config = Config()
+    broker = send(send(Broker(), config, "a", 1, 0), config, "d", 4, 0)
+    broker, first = process_schedule_until(broker, config, 15_000)
+    assert get_delivery_times(first) == [("a", 1_000)]
+    assert dict(broker.schedule.persisted_offsets) == {1: 1}
+    broker = on_broker_restart(broker, config, 15_000)
+    assert (get_level_offset(broker.schedule, 1), get_level_offset(broker.schedule, 4)) == (1, 0)
+    broker, second = process_schedule_until(broker, config, 10**6)
+    assert get_delivery_times(second) == [("d", 30_000)]
+    assert broker.schedule.last_flush == 35_000  # the first flush after the delivery at 30 000
+
+
+def test_crash_before_the_first_flush_delivers_again_a_second_after_the_restart():
+    """DT-09 / DT-01: "a" delivered at 1 000, a crash at 5 000 before any flush: nothing was persisted, so level 1
+    resumes at 0 and delivers "a" again at the restarted level's first run, 1 000 after the restart."""
+    config = Config()
+    broker, first = process_schedule_until(send(Broker(), config, "a", 1, 0), config, 5_000)
+    assert get_delivery_times(first) == [("a", 1_000)] and dict(broker.schedule.persisted_offsets) == {}
+    broker = on_broker_restart(broker, config, 5_000)
+    broker, second = process_schedule_until(broker, config, 10**6)
+    assert get_delivery_times(second) == [("a", 6_000)] and "DT-09" in second[0].rules
+
+
+def test_a_timer_past_a_due_level_is_an_illegal_transition():
+    """DT-04: the schedule is processed in time order; a timer at 3 000 when level 1 was due at 1 000 names the
+    state (the levels due) and the event."""
+    config = Config()
+    broker = send(Broker(), config, "a", 1, 0)
+    with pytest.raises(IllegalTransition) as raised:
+        on_schedule_timer(broker, config, 3_000)
+    assert raised.value.state.startswith("levels [1] due") and raised.value.event == "schedule timer at 3000"
 
 
 def test_graceful_restart_delivers_once():
@@ -200,6 +249,8 @@ class Observed:
     previous_delivery: int
     started_at: int
     delivery: object
+    # Delivered before, then lost to a crash: the offset is below the highest one the level ever reached.
+    again: bool
 
 
 class DelayTimer(RuleBasedStateMachine):
@@ -219,6 +270,7 @@ class DelayTimer(RuleBasedStateMachine):
         self.last_delivery: dict[int, int] = {}
         self.observed: list[Observed] = []
         self.seen_offsets: dict[int, int] = {}
+        self.reached: dict[int, int] = {}  # oracle: the highest offset + 1 each level ever delivered, crashes or not
 
     def put(self, level: int, reconsume_times: int, body: bytes, lead: int, tags: str | None = None) -> None:
         key = f"m{sum(len(q) for q in self.queues.values())}"
@@ -249,7 +301,9 @@ class DelayTimer(RuleBasedStateMachine):
             level = delivery.level
             record = self.queues[level][delivery.schedule_offset]
             self.observed.append(Observed(record, delivery.time, self.offsets.get(level, 0),
-                                          self.last_delivery.get(level, -1), self.started_at, delivery))
+                                          self.last_delivery.get(level, -1), self.started_at, delivery,
+                                          delivery.schedule_offset < self.reached.get(level, 0)))
+            self.reached[level] = max(self.reached.get(level, 0), delivery.schedule_offset + 1)
             self.record_flushes(delivery.time - 1, since)
             since = delivery.time
             self.offsets[level] = delivery.schedule_offset + 1
@@ -323,7 +377,8 @@ class DelayTimer(RuleBasedStateMachine):
     @invariant()
     def never_delivered_before_due(self):
         """DT-02 / DT-07: not before the deliver time, unless that was further away than the level's delay; a
-        delivery cites DT-02, DT-05 and DT-06, and DT-07 exactly when it went before its deliver time."""
+        delivery cites DT-02, DT-05 and DT-06, DT-07 exactly when it went before its deliver time, and DT-09 exactly
+        when it delivers again what a crash lost."""
         for seen in self.observed:
             record = seen.record
             assert seen.time >= record.stored_at
@@ -332,6 +387,7 @@ class DelayTimer(RuleBasedStateMachine):
             rules = seen.delivery.rules
             assert rules[:3] == ("DT-02", "DT-05", "DT-06")
             assert ("DT-07" in rules) == (seen.time < record.deliver_at)
+            assert ("DT-09" in rules) == seen.again
 
     @invariant()
     def delivered_within_cadence(self):

@@ -20,3 +20,18 @@ def test_ci_runs_the_readme_commands_verbatim():
     ci_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     for command in get_quick_start_commands():
         assert command in ci_lines
+
+
+def get_layout_folders() -> set[str]:
+    """The top-level folders the README's Layout table names (`model/`, not `model/values/`)."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Layout", 1)[1].split("\n## ", 1)[0]
+    return {path for path in re.findall(r"^\| `([^`/]+)/` \|", section, flags=re.MULTILINE)}
+
+
+def test_the_layout_table_names_every_top_level_folder():
+    """Every folder of the repository (not a hidden one, not one .gitignore lists) has its row, and every row's
+    folder exists."""
+    ignored = {"build", "mutants", "spark-warehouse", "metastore_db"}
+    folders = {path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith((".", "__"))
+               and not path.name.endswith(".egg-info") and path.name not in ignored}
+    assert get_layout_folders() == folders

@@ -83,8 +83,10 @@ def test_consume_timeout(profile, minutes):
     system, seen = run(system, Advance(2 * period))
     assert [o.delay_level for o in seen if isinstance(o, SendBackOutcome)] == [3]
     event("CT-01")
+    event("CT-02")
     # cleanExpiredMsg itself never moves the offset; only correctTagsOffset (PL-06) does, once the cache is empty.
     assert all("PL-06" in o.rules for o in seen if type(o).__name__ == "OffsetUpdated")
+    event("CT-03")
     system, late = run(system, CompleteConsume(request_id, FAIL))
     assert len([o for o in seen + late if isinstance(o, SendBackOutcome)]) == LATE_SEND_BACKS[profile]
     event("CT-04")

@@ -34,7 +34,7 @@ from model.values.records import bounded_repr, evolve, new_tuple, record
 EMPTY_QUEUE = EMPTY_LOG
 
 
-# A record's physical offset, read in C: the key of every lookMessageByOffset's binary search.
+# A record's physical offset: the key of lookMessageByOffset's binary search.
 get_commit_log_offset = operator.attrgetter("commit_log_offset")
 
 

@@ -91,7 +91,7 @@ def complete(system: System, event) -> tuple[System, list]:
                                    rules + ("RB-03",))
         return evolve(system, requests=requests), [dropped]
     consumed, observations = request.messages, []
-    if system.config.message_model is not CLUSTERING:  # not config.is_clustering: a property is a Python call
+    if system.config.message_model is not CLUSTERING:  # config.is_clustering (benchmarks/NOTES.md)
         observations.append(Note("broadcasting drops failed messages", system.now, ("CC-09",)))
     elif failed:
         # A send-back changes only the broker: the instance and its ProcessQueue stay those read above.

@@ -94,7 +94,7 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
     requests = system.requests.mutate()
     for chunk in chunks:
         # Message's first four fields are topic, body, tags and properties: each message is rebuilt with the
-        # shown topic and the stamped properties (as evolve would, without its keyword dict).
+        # shown topic and the stamped properties.
         seen = tuple([
             new_tuple(Message, (compute_shown_topic(m), m.body, m.tags,
                                 m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp), *m[4:]))

@@ -90,7 +90,7 @@ class AppendLog:
         return low * CHUNK_SIZE + bisect_left(chunk, value, key=key)
 
     def append(self, entry) -> AppendLog:
-        # Built without a call to __init__: every put appends twice, and the call was a measurable part of it.
+        # Built without __init__ (benchmarks/NOTES.md).
         log = _new(AppendLog)
         tail = self.tail + (entry,)
         if len(tail) < CHUNK_SIZE:

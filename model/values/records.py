@@ -51,9 +51,8 @@ def get_copy_plan(cls: type) -> CopyPlan | None:
 
 # Bound once: a module global and an attribute lookup per copy were a measurable part of a system step.
 _new = object.__new__
-# A named tuple built in C from its values: `new_tuple(Cls, (a, b, ...))` is `Cls(a, b, ...)` without the class
-# call, whose NamedTuple __new__ is a Python-level function (twice the cost). The model builds the named tuples it
-# makes once per message this way (benchmarks/NOTES.md); every field is given, as no default applies.
+# `new_tuple(Cls, (a, b, ...))` is the named tuple `Cls(a, b, ...)` built without the class call (benchmarks/NOTES.md
+# says why); every field is given, as no default applies.
 new_tuple = tuple.__new__
 # The copy plan of each class, looked up directly (cheaper per call than the functools.cache wrapper).
 _PLANS: dict[type, CopyPlan | None] = {}

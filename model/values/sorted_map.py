@@ -127,7 +127,7 @@ class SortedMap:
 
     `set`, `discard` and `pop_lowest` return new maps; the receiver is unchanged. `first_key` and `last_key`
     raise KeyError on an empty map, as Java's TreeMap throws NoSuchElementException. `size` is the number of
-    entries, as `len()` (read directly where every consumed message asks: `len()` and truth are Python calls).
+    entries, as `len()` (benchmarks/NOTES.md says why both exist).
     """
 
     __slots__ = ("_root", "_height", "size")

@@ -167,6 +167,22 @@ def test_default_timetable(version, max_times):
         assert sum(DEFAULT_RETRY_WAITS) == 4 * 3600 + 45 * 60 + 40
 
 
+@given(version=st.sampled_from(VERSIONS), rounds=st.integers(0, 4), level=st.integers(0, 25))
+def test_a_client_level_is_kept_and_level_zero_is_the_brokers(version, rounds, level):
+    """SB-12: after `rounds` broker-decided retries, a send-back at level 0 is parked at 3 + reconsumeTimes and one
+    at a positive level at that level, both clamped to the highest level by the store (ST-01)."""
+    broker, message = store_original(version)
+    for _ in range(rounds):
+        broker, result = send_back(broker, version, message.commit_log_offset, header_max=16)
+        message = result.stored
+    _broker, result = send_back(broker, version, message.commit_log_offset, delay_level=level, header_max=16)
+    assert get_destination(result.stored)[0] == RETRY_TOPIC
+    expected = 3 + message.reconsume_times if level == 0 else level
+    assert get_destination(result.stored)[2] == min(expected, MAX_LEVEL)
+    if level not in (0, 3 + message.reconsume_times):
+        event("SB-12")  # a client's own level, kept
+
+
 @given(rounds=st.integers(1, 20), version=st.sampled_from(VERSIONS))
 def test_copy_keeps_identity(rounds, version):
     """SB-08, SB-13: every copy keeps body, flag, tags, born time, UNIQ_KEY, RETRY_TOPIC=T, the first ORIGIN id."""

@@ -188,6 +188,10 @@ def render_outcomes(outcomes: list[Outcome]) -> list[str]:
     return lines
 
 
+def format_seconds(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f}"
+
+
 def compute_figures(outcomes: list[Outcome]) -> dict:
     killed = [o for o in outcomes if o.verdict == "killed"]
     times = sorted(o.seconds for o in killed if o.seconds is not None)
@@ -232,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(render_outcomes(outcomes)))
     figures = compute_figures(outcomes)
     print(f"\nkilled {figures['killed']}/{figures['mutants']}; time to the first failure: median "
-          f"{figures['median_seconds']} s, max {figures['max_seconds']} s; shrunk steps: median "
+          f"{format_seconds(figures['median_seconds'])} s, max {format_seconds(figures['max_seconds'])} s; "
+          "shrunk steps: median "
           f"{figures['median_steps']} (profile: {os.environ.get('RMQSPEC_HYPOTHESIS_PROFILE') or 'default'})")
     if args.gate and not is_gate_met(figures):
         print(f"gate not met: all killed, median <= {GATE_MEDIAN_SECONDS} s, max <= {GATE_MAX_SECONDS} s")

@@ -11,7 +11,7 @@ from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from immutables import Map
 
-from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.broker.send_back import SendBackRequest, compute_send_back_request, on_consumer_send_msg_back
 from model.broker.state import SubscriptionGroupConfig, TopicConfig
 from model.values.config import Config
 from model.values.message import Message, compute_message_id
@@ -208,6 +208,21 @@ def test_header_max_wins(reconsume, header_max, group_max):
     limit = group_max if header_max is None else header_max
     event("SB-09: header" if header_max is not None else "SB-09: group")
     assert (get_destination(result.stored)[0] == DLQ_TOPIC) == (reconsume >= limit)
+
+
+@given(max_times=st.integers(-1, 20), modern=st.booleans(), uniq_key=st.none() | st.just("U9"),
+       level=st.integers(-1, 18))
+def test_the_client_header_names_the_message_and_its_maximum(max_times, modern, uniq_key, level):
+    """SB-09, the client's side (MQClientAPIImpl.consumerSendMessageBack 4.9.8 L1077-L1094): group, the consumed
+    message's topic, commit-log offset and client id (its UNIQ_KEY, else the offset msg id) and the delay level;
+    maxReconsumeTimes only from a client of 3.4.9 or later (-1 is 16)."""
+    properties = Map({"UNIQ_KEY": uniq_key} if uniq_key else {})
+    message = Message("T", b"x", properties=properties, commit_log_offset=40, msg_id=compute_message_id(40))
+    config = Config(max_reconsume_times=max_times, client_version_at_least_3_4_9=modern)
+    request = compute_send_back_request(message, GROUP, config, level)
+    assert (request.group, request.origin_topic, request.offset, request.delay_level) == (GROUP, "T", 40, level)
+    assert request.origin_msg_id == (uniq_key or compute_message_id(40))
+    assert request.max_reconsume_times == ((16 if max_times == -1 else max_times) if modern else None)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

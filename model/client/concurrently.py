@@ -27,7 +27,6 @@ from model.client.process_queue import (
     remove_message,
 )
 from model.client.timer_items import Resubmit, ServiceTimer
-from model.values.config import CLUSTERING
 from model.values.records import evolve, new_tuple
 
 if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
@@ -91,7 +90,7 @@ def complete(system: System, event) -> tuple[System, list]:
                                    rules + ("RB-03",))
         return evolve(system, requests=requests), [dropped]
     consumed, observations = request.messages, []
-    if system.config.message_model is not CLUSTERING:  # config.is_clustering (benchmarks/NOTES.md)
+    if not system.config.is_clustering:
         observations.append(Note("broadcasting drops failed messages", system.now, ("CC-09",)))
     elif failed:
         # A send-back changes only the broker: the instance and its ProcessQueue stay those read above.

@@ -139,25 +139,6 @@ def test_a_plain_send_stores_without_wait_and_parks_a_delayed_message(queues, de
     assert after.store.get_max_offset_in_queue(result.stored.topic, result.stored.queue_id) == 1
 
 
-@given(queues=st.none() | st.tuples(st.integers(1, 4), st.integers(1, 4)), queue_id=st.integers(0, 6))
-def test_a_plain_send_msg_check_refuses_with_rocketmqs_remark(queues, queue_id):
-    """RS-07: TOPIC_NOT_EXIST "topic[T] not exist" for a missing topic, SYSTEM_ERROR "request queueId[q] is
-    illegal" beyond max(write, read) queues; the broker unchanged."""
-    topics = {} if queues is None else {TOPIC: TopicConfig(TOPIC, queues[1], queues[0])}
-    broker = Broker(topics=Map(topics))
-    message = Message(TOPIC, b"x", properties=Map({"UNIQ_KEY": "U1"}), queue_id=queue_id)
-    after, result = on_send_message(broker, Config(), message, (None, None), NOW, 0)
-    if queues is None:
-        assert after is broker
-        assert_refused(broker, after, result, ResponseCode.TOPIC_NOT_EXIST, f"topic[{TOPIC}] not exist", ("RS-07",))
-    elif queue_id >= max(queues):
-        assert after is broker
-        assert_refused(broker, after, result, ResponseCode.SYSTEM_ERROR, f"request queueId[{queue_id}] is illegal",
-                       ("RS-07",))
-    else:
-        assert result.code is ResponseCode.SUCCESS
-
-
 @given(delay_level=st.integers(-1, 3), random_int=RANDOM_INTS)
 def test_a_send_back_for_an_unknown_group_is_refused_with_rocketmqs_remark(delay_level, random_int):
     """SB-01: CONSUMER_SEND_MSG_BACK for a group without a subscription group config is SUBSCRIPTION_GROUP_NOT_EXIST,

@@ -1,5 +1,6 @@
 """The README's two Quick-start commands are the ones CI runs, verbatim."""
 
+import fnmatch
 import re
 
 from reports.spec_rules import ROOT
@@ -28,10 +29,16 @@ def get_layout_folders() -> set[str]:
     return {path for path in re.findall(r"^\| `([^`/]+)/` \|", section, flags=re.MULTILINE)}
 
 
+def get_ignored_folder_patterns() -> list[str]:
+    """The .gitignore entries that name a folder at any depth (`build/`, `*.egg-info/`), as fnmatch patterns."""
+    lines = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    return [line[:-1] for line in lines if line.endswith("/") and "/" not in line[:-1]]
+
+
 def test_the_layout_table_names_every_top_level_folder():
     """Every folder of the repository (not a hidden one, not one .gitignore lists) has its row, and every row's
     folder exists."""
-    ignored = {"build", "mutants", "spark-warehouse", "metastore_db"}
-    folders = {path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith((".", "__"))
-               and not path.name.endswith(".egg-info") and path.name not in ignored}
+    ignored = get_ignored_folder_patterns()
+    folders = {path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")
+               and not any(fnmatch.fnmatch(path.name, pattern) for pattern in ignored)}
     assert get_layout_folders() == folders

@@ -14,7 +14,7 @@ topic's queues).
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 from immutables import Map
 
@@ -149,6 +149,21 @@ def test_a_send_back_for_an_unknown_group_is_refused_with_rocketmqs_remark(delay
     assert after is broker
     assert_refused(broker, after, result, ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                    f"subscription group not exist, {GROUP}", ("SB-01",))
+
+
+@given(retry_perm=st.sampled_from((0, PERM_READ)), delay_level=st.integers(-1, 3), random_int=RANDOM_INTS)
+def test_a_send_back_to_a_retry_topic_that_is_not_writeable_is_refused(retry_perm, delay_level, random_int):
+    """SB-06: a writeable broker whose %RETRY% topic is not writeable answers NO_PERMISSION, "the topic[%RETRY%G]
+    sending message is forbidden" (SendMessageProcessor.consumerSendMsgBack 4.9.8 L163-L166), before it looks the
+    message up; nothing is stored."""
+    retry = TopicConfig(RETRY_TOPIC, 1, 1, retry_perm)
+    broker = Broker(topics=Map({RETRY_TOPIC: retry}), groups=Map({GROUP: SubscriptionGroupConfig(GROUP)}))
+    request = SendBackRequest(GROUP, TOPIC, 0, delay_level, "", None)
+    after, result = on_consumer_send_msg_back(broker, Config(), request, NOW, random_int)
+    assert after.topics[RETRY_TOPIC] == retry  # an existing topic is kept as it is (SB-05)
+    assert_refused(broker, after, result, ResponseCode.NO_PERMISSION,
+                   f"the topic[{RETRY_TOPIC}] sending message is forbidden", ("SB-05", "SB-06"))
+    event("SB-06")
 
 
 @pytest.mark.parametrize("random_int", [-1, 99_999_999])

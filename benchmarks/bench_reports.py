@@ -10,14 +10,13 @@ one process, side by side. Last, one new run of ~50k lines ingested incrementall
 aggregate, as the command line runs it (a fresh process: JVM start included), 5 times (its median; the first after
 the large sizes may find Spark's jars evicted from the page cache, and a shared host's speed varies); and the same
 job 5 times in the benchmark's own JVM, warm from the sizes before it, which shows how much of a fresh process's
-time is the JVM's start and warm-up. Needs duckdb (a dev dependency, only the baseline here).
+time is the JVM's start and warm-up.
 
-The DuckDB baseline does what the Spark job does with the lines: splits the files into numbered lines, parses each
-with the explicit schema, quarantines the bad ones with the same reasons, and writes the same records table (Parquet,
-partitioned by run) before the same aggregates. (It has no empty run directories to record: the generated input has
-none.) It does not write the Spark job's per-run partial tables, which only serve the next incremental run.
-A leaner DuckDB job is shown beside it: DuckDB's JSON reader on the files drops bad lines and numbers none, so it
-does less than the job, and less than the issue asks of it.
+The DuckDB baseline (benchmarks/duckdb_job.py) does the job's work with the same lines, step by step: the
+records table (lines numbered, parsed with the job's schema, bad ones quarantined with the job's reasons, Parquet
+partitioned by run), the per-run partial tables from the records read back, and the output tables combined from
+them; reports/tests/test_pipeline.py checks that both make the same tables. Needs duckdb (a dev dependency, only
+the baseline here).
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import duckdb_job  # noqa: E402
 
 from reports import job  # noqa: E402
 from reports.report_format import compact_observation, make_run_line  # noqa: E402
@@ -166,158 +167,6 @@ def generate(directory: Path, rows: int) -> None:
         write_run(directory, f"bench-{number:04d}", min(rows, per_run), number)
 
 
-DUCKDB_COLUMNS = {
-    "report_schema": "INTEGER",
-    "type": "VARCHAR",
-    "property": "VARCHAR",
-    "run_id": "VARCHAR",
-    "writer": "VARCHAR",
-    "nodeid": "VARCHAR",
-    "status": "VARCHAR",
-    "status_reason": "VARCHAR",
-    "representation": "VARCHAR",
-    "steps": "INTEGER",
-    "features": "MAP(VARCHAR, VARCHAR)",
-    "timing": "MAP(VARCHAR, DOUBLE)",
-    "expected_violation": "VARCHAR",
-    "metadata": "STRUCT(reproduction_decorator VARCHAR)",
-    "title": "VARCHAR",
-    "content": "STRUCT(version VARCHAR, message_model VARCHAR, consume_mode VARCHAR, retry_preset VARCHAR, "
-    "seed VARCHAR, git_commit VARCHAR, started_at DOUBLE, finished_at DOUBLE)",
-}
-RULE_ID_PATTERN = "[A-Z]{2,5}-[0-9]{2,3}"
-# Lines as reports/extract.py reads them: a file split where it breaks, numbered from 1, empty lines skipped; a
-# final line break ends the last line.
-DUCKDB_LINES = r"""CREATE VIEW lines AS
-    WITH files AS (
-        SELECT filename AS file, regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS run_id,
-               CASE WHEN contains(content, chr(13)) THEN regexp_split_to_array(content, '\r\n|\r|\n')
-                    ELSE string_split(content, chr(10)) END AS pieces
-        FROM read_text('{inputs}/*/*.jsonl')),
-    numbered AS (
-        SELECT file, run_id, len(pieces) - CASE WHEN pieces[-1] = '' THEN 1 ELSE 0 END AS total,
-               unnest(range(1, len(pieces) + 1)) AS line, unnest(pieces) AS text
-        FROM files)
-    SELECT * FROM numbered WHERE text != ''"""
-DUCKDB_KEPT = {
-    **{name: f"r.{name}" for name in ("type", "property", "status", "status_reason")},
-    # A line that names no writer (a conformance verdict) has its file's: <writer>.jsonl.
-    "writer": r"coalesce(r.writer, regexp_extract(file, '([^/]+?)\.jsonl(\.gz)?$', 1))",
-    "nodeid": "coalesce(r.nodeid, r.property)",
-    **{name: f"r.{name}" for name in ("representation", "expected_violation", "steps", "title")},
-    "reproduction_decorator": "r.metadata.reproduction_decorator",
-    "rule_ids": "list_filter(map_keys(coalesce(r.features, MAP {})), lambda k: regexp_full_match(k, $2))",
-    "timing": "r.timing",
-    "seconds": "coalesce(list_sum(map_values(r.timing)), 0.0)",
-    "content": "r.content",
-}
-# Records as reports/transform.py makes them: parsed with the explicit schema, quarantined with the same reasons,
-# a quarantined line keeping only the start of its text.
-DUCKDB_RECORDS = """COPY (
-    WITH parsed AS (
-        SELECT *, TRY(from_json(text, $1)) AS r FROM lines),
-    checked AS (
-        SELECT *, CASE WHEN r.type IS NULL AND line = total THEN 'truncated last line (writer killed?)'
-                       WHEN r.type IS NULL THEN 'not a JSON report line'
-                       WHEN r.report_schema IS DISTINCT FROM 1 THEN
-                           'unknown report schema version ' || coalesce(r.report_schema::VARCHAR, '(none)')
-                  END AS reason
-        FROM parsed)
-    SELECT file, line, reason, CASE WHEN reason IS NOT NULL THEN text[1:300] END AS text, {kept}, run_id
-    FROM checked)
-    TO '{work}/records' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE_OR_IGNORE)"""
-DUCKDB_AGGREGATES = {
-    "coverage": """
-        WITH hits AS (SELECT unnest(rule_ids) AS rule_id, configuration, steps, run_id FROM cases)
-        SELECT r.rule_id, c.configuration, count(h.rule_id) AS test_cases, coalesce(sum(h.steps), 0) AS steps,
-               count(DISTINCT h.run_id) AS runs
-        FROM rules r CROSS JOIN (SELECT DISTINCT configuration FROM cases) c
-        LEFT JOIN hits h ON h.rule_id = r.rule_id AND h.configuration = c.configuration
-        GROUP BY ALL""",
-    "failures": """
-        SELECT * EXCLUDE (rank) FROM (
-            SELECT run_id, configuration, seed, nodeid, status_reason, expected_violation, representation, rule_ids,
-                   row_number() OVER (PARTITION BY run_id, writer, nodeid, status_reason ORDER BY line DESC) AS rank
-            FROM cases WHERE status = 'failed') WHERE rank = 1""",
-    "machine_cost": """
-        SELECT regexp_replace(nodeid, '\\[.*$', '') AS machine, e.key AS timing_key, sum(e.value) AS seconds,
-               count(*) AS test_cases
-        FROM (SELECT nodeid, unnest(map_entries(timing)) AS e FROM cases) GROUP BY ALL""",
-    "rule_cost": """
-        SELECT rule_id, count(*) AS test_cases, sum(seconds) AS seconds, sum(share) AS attributed_seconds
-        FROM (SELECT unnest(rule_ids) AS rule_id, seconds, seconds / len(rule_ids) AS share FROM cases
-              WHERE len(rule_ids) > 0) GROUP BY ALL""",
-    "trend": """
-        SELECT run_id, min(started_at) AS started_at, count(*) AS test_cases,
-               len(list_distinct(flatten(list(rule_ids)))) AS rules_exercised, sum(seconds) AS seconds
-        FROM cases GROUP BY run_id ORDER BY started_at DESC LIMIT 20""",
-}
-
-
-def run_duckdb(inputs: Path, work: Path) -> float:
-    """The same pipeline in DuckDB: report lines -> the records table as reports/transform.py makes it (file, line
-    number, bad lines quarantined with their reason) in Parquet partitioned by run -> the aggregates -> Parquet."""
-
-    def write_records(db) -> None:
-        db.execute(DUCKDB_LINES.format(inputs=inputs))
-        structure = json.dumps(DUCKDB_COLUMNS)
-        kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in DUCKDB_KEPT.items())
-        db.execute(DUCKDB_RECORDS.format(work=work, kept=kept), [structure, RULE_ID_PATTERN])
-
-    return time_duckdb(work, write_records, "r.reason IS NULL")
-
-
-def run_duckdb_lean(inputs: Path, work: Path) -> float:
-    """A leaner DuckDB baseline, shown for comparison: its JSON reader drops bad lines (nothing quarantined) and
-    numbers no lines, so it does less than the Spark job."""
-
-    def write_records(db) -> None:
-        columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in DUCKDB_COLUMNS.items()) + "}"
-        db.execute(f"""COPY (SELECT * EXCLUDE (features, metadata), metadata.reproduction_decorator,
-                regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS run_id, 0 AS line,
-                list_filter(map_keys(features), lambda k: regexp_full_match(k, '{RULE_ID_PATTERN}')) AS rule_ids,
-                list_sum(map_values(timing)) AS seconds
-            FROM read_json('{inputs}/*/*.jsonl', format='newline_delimited', columns={columns}, filename=true,
-                           ignore_errors=true, maximum_object_size=16777216))
-            TO '{work}/records' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE_OR_IGNORE)""")
-
-    return time_duckdb(work, write_records, "true")
-
-
-def time_duckdb(work: Path, write_records, good: str) -> float:
-    """Seconds to write the records table under `work` with `write_records(db)`, then the aggregates of its rows
-    where `good` holds."""
-    import duckdb
-
-    shutil.rmtree(work, ignore_errors=True)  # a partition of an earlier layout would not match
-    (work / "tables").mkdir(parents=True)
-    started = time.perf_counter()
-    db = duckdb.connect()
-    write_records(db)
-    finish_duckdb(db, work, good)
-    return time.perf_counter() - started
-
-
-def finish_duckdb(db, work: Path, good: str) -> None:
-    """The aggregates of the records table written under `work`, as Parquet."""
-    db.execute(
-        f"CREATE VIEW records AS SELECT * FROM read_parquet('{work}/records/*/*.parquet', hive_partitioning=true)"
-    )
-    db.execute("""CREATE TABLE runs AS SELECT run_id, writer, content.seed AS seed,
-        content.started_at AS started_at, concat_ws('/', content.version, content.message_model,
-        content.consume_mode, content.retry_preset) AS configuration
-        FROM records WHERE type = 'info' AND title = 'run started'""")
-    db.execute(f"""CREATE TABLE cases AS SELECT r.run_id, r.writer, r.nodeid, r.status, r.status_reason,
-        r.representation, r.expected_violation, r.steps, r.line, r.timing, m.configuration, m.seed, m.started_at,
-        r.rule_ids, r.seconds
-        FROM records r LEFT JOIN runs m ON m.run_id = r.run_id AND m.writer = r.writer
-        WHERE r.type = 'test_case' AND {good}""")
-    db.execute("CREATE TABLE rules AS SELECT unnest(?) AS rule_id", [RULE_POOL])
-    for name, query in DUCKDB_AGGREGATES.items():
-        db.execute(f"COPY ({query}) TO '{work}/tables/{name}.parquet' (FORMAT parquet)")
-    db.close()
-
-
 def run_spark(spark, inputs: Path, work: Path) -> float:
     from reports.spec_rules import Rule
 
@@ -394,19 +243,16 @@ def main() -> None:
     started = time.perf_counter()
     spark = get_spark(conf={"spark.driver.memory": args.driver_memory})
     print(f"JVM + SparkSession start: {time.perf_counter() - started:.1f} s")
-    print(f"{'rows':>10} {'MB':>7} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13} {'spark rows/s':>13}", end="")
-    print(f" {'lean duckdb s':>14} {'spark/lean':>11}")
+    print(f"{'rows':>10} {'MB':>7} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13} {'spark rows/s':>13}")
     for rows in args.sizes:
         inputs = work / f"in-{rows}"
         if not inputs.exists():
             generate(inputs, rows)
         megabytes = sum(f.stat().st_size for f in inputs.rglob("*.jsonl")) / 1e6
         spark_s = run_spark(spark, inputs, work / f"spark-{rows}")
-        duck_s = run_duckdb(inputs, work / f"duck-{rows}")
-        lean_s = run_duckdb_lean(inputs, work / f"duck-lean-{rows}")
+        duck_s = duckdb_job.run_job(inputs, work / f"duck-{rows}", [(rule_id, "bench.md") for rule_id in RULE_POOL])
         ratio = spark_s / duck_s
-        print(f"{rows:>10} {megabytes:>7.0f} {spark_s:>8.1f} {duck_s:>9.1f} {ratio:>13.2f}", end="")
-        print(f" {rows / spark_s:>13.0f} {lean_s:>14.1f} {spark_s / lean_s:>11.2f}")
+        print(f"{rows:>10} {megabytes:>7.0f} {spark_s:>8.1f} {duck_s:>9.1f} {ratio:>13.2f} {rows / spark_s:>13.0f}")
     smallest = min(args.sizes)
     new = write_incremental_run(work)
     incremental = get_incremental_args(work / f"in-{smallest}", new, work / f"spark-{smallest}" / "warehouse", work)

@@ -255,24 +255,59 @@ def test_settings_changed_for_a_block_are_restored_after_it_even_on_error(spark)
     assert (spark.conf.get(key), spark.conf.get(unset, None)) == (before, None)
 
 
-def test_the_duckdb_baseline_makes_the_same_records_as_the_job(spark, ingested, tmp_path):
-    """The benchmark's DuckDB side (benchmarks/bench_reports.py) must do the job's work to be a fair baseline: the
-    same lines, numbers, quarantine reasons and derived columns (empty run directories aside: DuckDB lists none)."""
+def load_duckdb_job():
     import importlib.util
 
+    path = ROOT / "benchmarks" / "duckdb_job.py"
+    spec = importlib.util.spec_from_file_location("duckdb_job", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def duckdb_made(ingested, tmp_path_factory):
+    """The benchmark's DuckDB baseline (benchmarks/duckdb_job.py) run over the same sample as the job."""
+    work = tmp_path_factory.mktemp("duckdb")
+    load_duckdb_job().run_job(ingested["runs"], work, [(r.rule_id, r.chapter) for r in RULES], last=5)
+    return work
+
+
+def read_sorted(pattern: Path, columns: str = "*") -> list[tuple]:
+    """A Parquet table's rows, sorted, with doubles rounded (two engines sum in different orders)."""
     import duckdb
 
-    path = ROOT / "benchmarks" / "bench_reports.py"
-    spec = importlib.util.spec_from_file_location("bench_reports", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.run_duckdb(ingested["runs"], tmp_path)
-    columns = "regexp_extract(file, '[^/]+$'), line, reason, text, type, writer, status, nodeid, rule_ids, seconds"
-    query = f"SELECT {columns}, run_id FROM read_parquet('{{}}/*/*.parquet', hive_partitioning=true) ORDER BY ALL"
-    found = duckdb.sql(query.format(tmp_path / "records")).fetchall()
-    made = duckdb.sql(query.format(Path(ingested["warehouse"]) / "records")).fetchall()
+    rows = duckdb.sql(f"SELECT {columns} FROM read_parquet('{pattern}', hive_partitioning=true)").fetchall()
+    rounded = [tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows]
+    return sorted(rounded, key=repr)
+
+
+def test_the_duckdb_baseline_makes_the_same_records_as_the_job(ingested, duckdb_made):
+    """The benchmark's DuckDB side must do the job's work to be a fair baseline: the same lines, numbers, quarantine
+    reasons and derived columns (empty run directories aside: DuckDB lists none)."""
+    columns = "regexp_extract(file, '[^/]+$'), line, reason, text, type, writer, status, nodeid, rule_ids, seconds, "
+    columns += "message, content, rule, client_name, client_version, detail, counterexample, run_id"
+    found = read_sorted(duckdb_made / "warehouse" / "records" / "*" / "*.parquet", columns)
+    made = read_sorted(Path(ingested["warehouse"]) / "records" / "*" / "*.parquet", columns)
     assert found == [row for row in made if row[2] != "empty run directory"]
     assert {row[2] for row in found} > {None}  # the sample's bad lines are there
+
+
+@pytest.mark.parametrize("table", ["client_verdicts", "failures", "rule_hits", "machine_cost", "runs"])
+def test_the_duckdb_baseline_makes_the_same_partial_tables_as_the_job(ingested, duckdb_made, table):
+    found = read_sorted(duckdb_made / "warehouse" / table / "*" / "*.parquet")
+    made = read_sorted(Path(ingested["warehouse"]) / table / "*" / "*.parquet")
+    assert found == made and found
+
+
+OUTPUTS = ["coverage", "failures", "runs_covered", "machine_cost", "rule_cost", "trend", "client_matrix"]
+
+
+@pytest.mark.parametrize("table", OUTPUTS)
+def test_the_duckdb_baseline_makes_the_same_output_tables_as_the_job(ingested, duckdb_made, table):
+    found = read_sorted(duckdb_made / "tables" / f"{table}.parquet")
+    made = read_sorted(Path(ingested["root"]) / "tables" / table / "*.parquet")
+    assert found == made and found
 
 
 def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):

@@ -8,7 +8,9 @@ The job is `python -m reports aggregate` as the command line runs it (reports.jo
 `local` is an embedded session in this process, `connect` a Spark Connect server (engines/launch.py) that this
 process reaches as the job does with `--remote`. Both warehouses are filled once, untimed; one incremental run warms
 the engine up; then the new run (the writer's own format, benchmarks/bench_reports.py) is ingested anew, with a new
-modification time, alternately into the small and the large warehouse, `--repeats` times each.
+modification time, alternately into the small and the large warehouse, `--repeats` times each. Each repeat's
+ingest (`job.ingest`: extract, transform and load of the new run with its partial tables) is timed apart from the
+whole job (ingest, the aggregate over every run, the site).
 """
 
 from __future__ import annotations
@@ -32,6 +34,23 @@ from reports import job  # noqa: E402
 from reports.session import get_spark  # noqa: E402
 
 NEW_RUN = "bench-incremental"
+INGEST_SECONDS: list[float] = []  # job.ingest's seconds, one per job run (timed by a wrapper, below)
+
+
+def time_ingest(ingest):
+    """job.ingest, timed: the job calls it by its module name, so the wrapper times the job's own call."""
+
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return ingest(*args, **kwargs)
+        finally:
+            INGEST_SECONDS.append(time.perf_counter() - started)
+
+    return timed
+
+
+job.ingest = time_ingest(job.ingest)
 
 
 def fill(spark, work: Path, new: Path, name: str, runs: int, lines: int) -> list[str]:
@@ -75,18 +94,26 @@ def measure(name: str, work: Path, args: argparse.Namespace) -> None:
         small = fill(spark, work / name, work / "new", "1", 1, args.base_lines)
         large = fill(spark, work / name, work / "new", str(args.runs), args.runs, args.base_lines)
         seconds: dict[str, list[float]] = {"1 run": [], f"{args.runs} runs": []}
+        ingests: dict[str, list[float]] = {label: [] for label in seconds}
         renew(work / "new", 0)
         run_job(spark, small)  # warm-up: the first incremental run compiles and loads what the others reuse
         for repeat in range(args.repeats):
             for index, (label, arguments) in enumerate(zip(seconds, (small, large), strict=True)):
                 renew(work / "new", 1 + 2 * repeat + index)
                 seconds[label].append(run_job(spark, arguments))
-    print(f"{name}: one {args.new_lines}-line run + aggregate, warm engine, warehouse of {args.base_lines}-line runs")
+                ingests[label].append(INGEST_SECONDS[-1])
+    print(f"{name}: one {args.new_lines}-line run, warm engine, warehouse of {args.base_lines}-line runs")
+    print_medians("ingest alone", ingests, args.runs)
+    print_medians("whole job (ingest, aggregate, site)", seconds, args.runs)
+
+
+def print_medians(what: str, seconds: dict[str, list[float]], runs: int) -> None:
+    print(f"  {what}:")
     for label, found in seconds.items():
-        print(f"  into {label:>9}: median {statistics.median(found):.2f} s, best {min(found):.2f} s; all: ", end="")
+        print(f"    into {label:>9}: median {statistics.median(found):.2f} s, best {min(found):.2f} s; all: ", end="")
         print(", ".join(f"{s:.2f}" for s in found))
     small_median, large_median = (statistics.median(found) for found in seconds.values())
-    print(f"  {args.runs} runs / 1 run (medians): {large_median / small_median:.2f}", flush=True)
+    print(f"    {runs} runs / 1 run (medians): {large_median / small_median:.2f}", flush=True)
 
 
 def main() -> None:

@@ -1,15 +1,24 @@
 """The mutation score of model/ per module, from mutmut's results (tox env `mutation`).
 
-Run from the repository root after `mutmut run`: python benchmarks/mutation_scores.py [--survivors FILE]
+Run from the repository root after mutmut has made its mutants (any `mutmut run`):
+
+    python benchmarks/mutation_scores.py [--per-module K [--seed S] [--run]] [--survivors FILE]
 
 The score is (killed + timeout) / checked, where checked = killed + timeout + survived: a mutant no test reaches
 ("no tests") and one not run yet are counted apart, not as survivors. `--survivors FILE` writes the surviving
 mutants' names, one per line, for triage (`mutmut show NAME` prints each one's diff).
+
+Every mutant of model/ is hours of CPU on 2 cores. `--per-module K` scores a stratified random sample instead: K
+mutants drawn from each module (all of a smaller one) with a seeded generator, so the same options name the same
+mutants; `--run` first runs mutmut on those of the sample it has not checked. Each module's score then comes with its
+95 % Wilson interval, and the total is weighted by the modules' sizes.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import random
 import re
 import subprocess
 import sys
@@ -23,19 +32,48 @@ COLUMNS = ("killed", "timeout", "survived", "no tests", "not checked", "other")
 RESULTS_LIMIT_S = 600
 
 
-def parse_results(text: str) -> tuple[dict[str, Counter], list[str]]:
-    """(status counts per module, surviving mutants' names) from mutmut's results listing."""
-    counts: dict[str, Counter] = defaultdict(Counter)
-    survivors = []
+def list_mutants(text: str) -> dict[str, dict[str, str]]:
+    """Module -> mutant name -> status, from mutmut's results listing."""
+    mutants: dict[str, dict[str, str]] = defaultdict(dict)
     for line in text.splitlines():
         match = LINE.match(line)
-        if match is None:
-            continue
-        status = match["status"].strip()
-        counts[match["module"]][status if status in COLUMNS else "other"] += 1
-        if status == "survived":
-            survivors.append(match["name"])
+        if match is not None:
+            mutants[match["module"]][match["name"]] = match["status"].strip()
+    return mutants
+
+
+def parse_results(text: str) -> tuple[dict[str, Counter], list[str]]:
+    """(status counts per module, surviving mutants' names) from mutmut's results listing."""
+    return count_statuses(list_mutants(text))
+
+
+def count_statuses(mutants: dict[str, dict[str, str]]) -> tuple[dict[str, Counter], list[str]]:
+    counts: dict[str, Counter] = defaultdict(Counter)
+    survivors = []
+    for module, statuses in mutants.items():
+        for name, status in statuses.items():
+            counts[module][status if status in COLUMNS else "other"] += 1
+            if status == "survived":
+                survivors.append(name)
     return counts, survivors
+
+
+def draw_sample(mutants: dict[str, dict[str, str]], per_module: int, seed: int) -> dict[str, dict[str, str]]:
+    """`per_module` mutants of each module (all of a smaller one), drawn by a generator seeded per module."""
+    sample = {}
+    for module, statuses in sorted(mutants.items()):
+        names = sorted(statuses)
+        drawn = random.Random(f"{seed}:{module}").sample(names, min(per_module, len(names)))
+        sample[module] = {name: statuses[name] for name in sorted(drawn)}
+    return sample
+
+
+def compute_interval(killed: int, checked: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a kill rate (killed of checked)."""
+    rate = killed / checked
+    centre = (rate + z * z / (2 * checked)) / (1 + z * z / checked)
+    half = z * math.sqrt(rate * (1 - rate) / checked + z * z / (4 * checked * checked)) / (1 + z * z / checked)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def compute_score(counts: Counter) -> str:
@@ -44,20 +82,39 @@ def compute_score(counts: Counter) -> str:
     return f"{100 * (counts['killed'] + counts['timeout']) / checked:.0f} %" if checked else "-"
 
 
-def format_table(counts: dict[str, Counter]) -> str:
-    """A Markdown table: one row per module and a total row."""
-    rows = ["| module | mutants | " + " | ".join(COLUMNS) + " | score |", "|---" * (len(COLUMNS) + 3) + "|"]
+def format_table(counts: dict[str, Counter], sizes: dict[str, int] | None = None) -> str:
+    """A Markdown table: one row per module and a total row; of a sample (`sizes`: each module's mutants), with each
+    score's 95 % interval and the total weighted by the modules' sizes."""
+    extra = ["module size", "95 % interval"] if sizes else []
+    rows = ["| module | mutants | " + " | ".join([*COLUMNS, "score", *extra]) + " |"]
+    rows.append("|---" * (len(COLUMNS) + 3 + len(extra)) + "|")
     total: Counter = Counter()
     for module in sorted(counts):
         total.update(counts[module])
-        rows.append(format_row(module, counts[module]))
-    rows.append(format_row("**all**", total))
+        rows.append(format_row(module, counts[module], sizes))
+    last = format_row("**all**", total)
+    rows.append(last + f" {sum(sizes.values())} | {estimate_total(counts, sizes)} |" if sizes else last)
     return "\n".join(rows)
 
 
-def format_row(name: str, counts: Counter) -> str:
+def format_row(name: str, counts: Counter, sizes: dict[str, int] | None = None) -> str:
     cells = [name, str(sum(counts.values())), *(str(counts[c]) for c in COLUMNS), compute_score(counts)]
+    if sizes and name in sizes:
+        checked = counts["killed"] + counts["timeout"] + counts["survived"]
+        low, high = compute_interval(checked - counts["survived"], checked) if checked else (math.nan, math.nan)
+        cells += [str(sizes[name]), f"{100 * low:.0f}-{100 * high:.0f} %" if checked else "-"]
     return "| " + " | ".join(cells) + " |"
+
+
+def estimate_total(counts: dict[str, Counter], sizes: dict[str, int]) -> str:
+    """model/'s score estimated from a stratified sample: each module's rate weighted by its size."""
+    weighted = weight = 0.0
+    for module, module_counts in counts.items():
+        checked = module_counts["killed"] + module_counts["timeout"] + module_counts["survived"]
+        if checked:
+            weighted += sizes[module] * (checked - module_counts["survived"]) / checked
+            weight += sizes[module]
+    return f"estimated {100 * weighted / weight:.0f} % (modules weighted by size)" if weight else "-"
 
 
 def get_mutmut() -> str:
@@ -66,20 +123,44 @@ def get_mutmut() -> str:
     return str(beside) if beside.is_file() else "mutmut"
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--survivors", help="write the surviving mutants' names to this file")
-    args = parser.parse_args(argv)
+def read_mutants() -> dict[str, dict[str, str]] | None:
     listing = subprocess.run([get_mutmut(), "results", "--all", "true"], capture_output=True, text=True,
                              timeout=RESULTS_LIMIT_S, check=False)
     if listing.returncode != 0:
         print(f"mutmut results failed ({listing.returncode}): {listing.stderr.strip()[-500:]}", file=sys.stderr)
-        return 1
-    counts, survivors = parse_results(listing.stdout)
-    if not counts:
+        return None
+    return list_mutants(listing.stdout)
+
+
+def run_sample(sample: dict[str, dict[str, str]], max_children: int) -> int:
+    """mutmut run on the sample's mutants it has not checked yet (named mutants are run again even if checked)."""
+    pending = [name for statuses in sample.values() for name, status in statuses.items() if status == "not checked"]
+    print(f"mutmut run on {len(pending)} sampled mutants not checked yet", flush=True)
+    if not pending:
+        return 0
+    return subprocess.run([get_mutmut(), "run", "--max-children", str(max_children), *pending], check=False).returncode
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--survivors", help="write the surviving mutants' names to this file")
+    parser.add_argument("--per-module", type=int, help="score a stratified sample of this many mutants per module")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    parser.add_argument("--run", action="store_true", help="run mutmut on the sample's unchecked mutants first")
+    parser.add_argument("--max-children", type=int, default=2)
+    args = parser.parse_args(argv)
+    mutants = read_mutants()
+    if not mutants:
         print("no mutants in mutmut's results: run `mutmut run` first", file=sys.stderr)
         return 1
-    print(format_table(counts))
+    sizes = {module: len(statuses) for module, statuses in mutants.items()} if args.per_module else None
+    if args.per_module:
+        if args.run and run_sample(draw_sample(mutants, args.per_module, args.seed), args.max_children) not in (0,):
+            return 1
+        mutants = draw_sample(read_mutants() or {}, args.per_module, args.seed)
+        print(f"A sample of {args.per_module} mutants per module (seed {args.seed}) of {sum(sizes.values())}:")
+    counts, survivors = count_statuses(mutants)
+    print(format_table(counts, sizes))
     if args.survivors:
         with open(args.survivors, "w", encoding="utf-8") as out:
             out.writelines(f"{name}\n" for name in survivors)

@@ -1,7 +1,15 @@
 """benchmarks/mutation_scores.py reads mutmut's results listing into per-module counts and a score that leaves
 unreached and unchecked mutants out of the denominator."""
 
-from benchmarks.mutation_scores import compute_score, format_table, parse_results
+from benchmarks.mutation_scores import (
+    compute_interval,
+    compute_score,
+    count_statuses,
+    draw_sample,
+    format_table,
+    list_mutants,
+    parse_results,
+)
 
 LISTING = """\
     model.broker.locks.x_is_lock_expired__mutmut_1: killed
@@ -29,3 +37,29 @@ def test_the_score_counts_only_checked_mutants():
     table = format_table(counts)
     assert "| model.broker.locks | 4 | 2 | 1 | 1 | 0 | 0 | 0 | 75 % |" in table
     assert table.splitlines()[-1] == "| **all** | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 75 % |"
+
+
+def test_a_sample_takes_k_per_module_or_all_of_a_smaller_one_and_the_same_seed_draws_the_same_mutants():
+    mutants = {"big": {f"big.x_f__mutmut_{n}": "killed" for n in range(50)}, "small": {"small.x_g__mutmut_1": "killed"}}
+    sample = draw_sample(mutants, 5, seed=0)
+    assert len(sample["big"]) == 5 and sample["small"] == mutants["small"]
+    assert set(sample["big"]) <= set(mutants["big"])
+    assert draw_sample(mutants, 5, seed=0) == sample
+    assert any(draw_sample(mutants, 5, seed=seed)["big"] != sample["big"] for seed in range(1, 4))
+
+
+def test_the_wilson_interval_brackets_the_rate_and_narrows_with_more_mutants():
+    assert compute_interval(20, 20)[1] == 1.0 and 0.83 < compute_interval(20, 20)[0] < 0.84
+    low, high = compute_interval(15, 20)
+    assert 0.53 < low < 0.54 and 0.88 < high < 0.89
+    assert compute_interval(150, 200)[1] - compute_interval(150, 200)[0] < high - low
+
+
+def test_a_sample_table_weights_each_module_by_its_size():
+    """locks: 3 of 4 checked killed (size 100); store: 1 of 1 (size 300): (100 x 0.75 + 300 x 1) / 400 = 94 %."""
+    mutants = list_mutants(LISTING)
+    mutants["model.broker.store"]["model.broker.store.x_get_min_offset_in_queue__mutmut_2"] = "killed"
+    counts, _ = count_statuses(mutants)
+    table = format_table(counts, {"model.broker.locks": 100, "model.broker.store": 300})
+    assert "| 75 % | 100 | 30-95 % |" in table.splitlines()[2]
+    assert table.splitlines()[-1].endswith("| 400 | estimated 94 % (modules weighted by size) |")

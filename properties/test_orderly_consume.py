@@ -67,6 +67,7 @@ def test_listener_outcomes_follow_the_reference_table(auto_commit, outcome, firs
     result = process_consume_result(broker, pq, config, GROUP, msgs, outcome, 0, auto_commit=auto_commit,
                                     suspend_millis=suspend)
     record_rules(result.rules)
+    assert ("OR-04" in result.rules) is (outcome in (R.EXCEPTION, R.NULL))  # a throw or null reads as SUSPEND
     taken = [m.queue_offset for m in msgs]
     assert taken == list(range(first, first + min(batch, count)))
     assert result.continue_consume is continues
@@ -153,7 +154,7 @@ def test_the_gate(clustering, locked, since_lock, since_begin, dropped, first):
     elif not lock_ok:
         assert (gate.step, gate.delay) == (Step.TRY_LOCK_LATER, 100 if first else 10)
     elif since_begin > 60_000:
-        assert (gate.step, gate.delay) == (Step.RESUBMIT_LATER, 10)
+        assert (gate.step, gate.delay, gate.rules) == (Step.RESUBMIT_LATER, 10, ("OR-02",))
     else:
         assert gate.step is Step.TAKE
 
@@ -192,12 +193,40 @@ def test_removing_a_consuming_queue(profile, running, lock_age):
     config = evolve(get_suite_config(), profile=profile, consume_mode="orderly", message_model="clustering")
     broker = on_lock_batch(create_broker(config, GROUP, {TOPIC: 1}), GROUP, (mq,), "A", 0).broker
     pq, _ = put_message(evolve(create_process_queue(0), locked=True), [Message(TOPIC, queue_offset=0)])
-    removal = process_remove_queue(broker, create_offset_store(config), config, GROUP, "A", mq, pq, lock_age,
-                                   running)
+    store = update_offset(create_offset_store(config), mq, 3, False)
+    removal = process_remove_queue(broker, store, config, GROUP, "A", mq, pq, lock_age, running)
     force = profile == "5.3.3" and lock_age > 20_000
     assert removal.removed is (not running or force)
+    assert removal.persisted == ((mq, 3),) and removal.rules == ("OR-12",)
     unlocked = mq not in {q for (_g, q) in removal.broker.queue_locks.keys()}
     if profile == "4.9.8":
         assert not unlocked and removal.unlock_at == (None if running else lock_age + 20_000)
+        # 4.9.8 drops the cached offset before it knows whether the queue can leave.
+        assert get_offset(removal.offset_store, mq) is None
     else:
         assert unlocked is removal.removed and removal.unlock_at is None
+        assert get_offset(removal.offset_store, mq) == (None if removal.removed else 3)
+
+
+@pytest.mark.parametrize("running", [False, True])
+@pytest.mark.parametrize(
+    "consume_mode, message_model",
+    [("orderly", "broadcasting"), ("concurrently", "clustering"), ("concurrently", "broadcasting")],
+)
+def test_any_other_queue_just_leaves(consume_mode, message_model, running):
+    """OR-12: only an orderly CLUSTERING queue needs the consume lock to leave; any other queue leaves at once, its
+    offset persisted (sent to the broker, or written to the local file) and dropped from the cache, the broker's
+    locks untouched."""
+    mq = MessageQueue(TOPIC, 0)
+    config = evolve(get_suite_config(), consume_mode=consume_mode, message_model=message_model)
+    broker = on_lock_batch(create_broker(config, GROUP, {TOPIC: 1}), GROUP, (mq,), "A", 0).broker
+    pq, _ = put_message(create_process_queue(0), [Message(TOPIC, queue_offset=0)])
+    store = update_offset(create_offset_store(config), mq, 3, False)
+    removal = process_remove_queue(broker, store, config, GROUP, "A", mq, pq, 5_000, running)
+    assert (removal.removed, removal.unlock_at, removal.rules) == (True, None, ("OR-12",))
+    assert removal.pq.dropped and removal.broker.queue_locks == broker.queue_locks
+    assert get_offset(removal.offset_store, mq) is None
+    if message_model == "clustering":
+        assert removal.persisted == ((mq, 3),)
+    else:
+        assert removal.persisted == () and removal.offset_store.file.get(mq) == 3

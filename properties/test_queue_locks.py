@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 from immutables import Map
 
@@ -16,6 +16,7 @@ from model.client.queue_locks import (
     is_lock_needed_to_add_queue,
     is_lock_needed_to_consume,
     process_lock_all,
+    process_lock_one,
 )
 from model.system.step import create_system
 from model.values.config import Config
@@ -67,7 +68,26 @@ def test_lock_all_marks_granted_queues_locked_and_refused_ones_unlocked(now, cli
         assert pq.last_lock_timestamp == (0 if held_by_other else now)
 
 
+@given(st.integers(0, 100_000), st.sampled_from(CLIENTS), st.booleans())
+def test_locking_one_queue_marks_it_locked_only_when_granted(now, client, cached):
+    """LK-01: lock(mq) is a one-queue lockBatch; a granted lease is the client's own and marks the queue's
+    ProcessQueue (if it has one) locked at `now`; a refused one leaves it as it was."""
+    mq = QUEUES[0]
+    broker = on_lock_batch(Broker(), GROUP, (mq,), "A", 0).broker
+    pqs = Map({mq: create_process_queue(0)}) if cached else Map()
+    broker, found, granted = process_lock_one(broker, GROUP, client, pqs, mq, now)
+    assert granted is (client == "A" or now > LEASE)
+    assert get_lock_owner(broker, GROUP, mq, now) == (client if granted else "A")
+    if cached:
+        pq = found[mq]
+        assert (pq.locked, pq.last_lock_timestamp) == ((True, now) if granted else (False, 0))
+    else:
+        assert found == pqs
+
+
 @given(st.integers(0, 100_000), st.integers(0, 100_000))
+@example(0, 30_000)
+@example(0, 30_001)
 def test_the_client_mark_goes_stale_after_30_seconds(locked_at, now):
     """LK-04"""
     assert is_client_lock_expired(locked_at, now) is (now - locked_at > 30_000)

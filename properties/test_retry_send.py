@@ -126,7 +126,7 @@ def check_builder(builder, orderly: bool, msg: Message, version: str, max_times:
     keeps_origin = (ORDERLY_KEEPS_ORIGIN if orderly else FALLBACK_KEEPS_ORIGIN)[version]
     plus_one = ORDERLY_PLUS_ONE[version] if orderly else True
     unbounded = INTEGER_MAX_VALUE if orderly else 16  # CMOS vs DMPCI getMaxReconsumeTimes() for -1
-    assert (built.topic, built.body, built.flag) == (RETRY_TOPIC, msg.body, msg.flag)
+    assert (built.topic, built.body, built.tags, built.flag) == (RETRY_TOPIC, msg.body, msg.tags, msg.flag)
     client_max = unbounded if max_times == -1 else max_times
     reconsume_time = msg.reconsume_times + (1 if plus_one else 0)
     assert dict(built.properties) == expected_builder_properties(msg, keeps_origin, reconsume_time, client_max)

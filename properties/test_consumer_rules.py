@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attrs import evolve
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,7 @@ from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.observations import DlqArrival, ListenerInvoked, PullObserved, SendBackOutcome
 from model.client.orderly_service import ORDERLY_SERVICE
 from model.client.rebalance import compute_allocation, get_subscribed_queues
-from model.system.drain import compute_capped_result, drain
+from model.system.drain import compute_capped_result, drain, is_quiescent
 from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
 from model.system.step import create_system
 from model.values.config import Config, ConsumeMode, MessageModel
@@ -247,6 +248,33 @@ def test_local_resubmit_after_both_send_backs_fail():
     system, _ = run(system, Advance(5_000))
     (request,) = system.requests.values()
     assert (request.queue, request.messages[0].reconsume_times) == (Q0, 1)
+
+
+def test_a_fallback_the_broker_refuses_is_retried_locally():
+    """[CC-07] The send-back fails and the broker refuses the fallback send too (a group whose %RETRY% topic has
+    no queues, retryQueueNums 0): the outcome is "failed" with nothing stored, and the message comes back from the
+    same queue 5 s later with reconsumeTimes + 1."""
+    system = create_system(Config(retry_queue_nums=0), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    (request_id,) = system.requests
+    system, observed = run(system, CompleteConsume(request_id, FAIL, True, False), Advance(4_999))
+    outcomes = [o for o in observed if isinstance(o, SendBackOutcome)]
+    assert [(o.message.uniq_key, o.path, o.stored, o.time) for o in outcomes] == [("k1", "failed", None, 0)]
+    assert "CC-07" in outcomes[0].rules and not system.requests
+    system, _ = run(system, Advance(5_000))
+    (request,) = system.requests.values()
+    assert (request.queue, request.messages[0].reconsume_times) == (Q0, 1)
+
+
+def test_a_held_commit_or_a_pending_resubmission_is_not_quiescence():
+    """[SY-03] A drained system is quiescent; the same system with one one-way commit not yet delivered, or one
+    resubmission pending, is not: draining must go on until each is done."""
+    system = create_system(Config(), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Advance(0))
+    system, _, _ = drain(system, lambda r: CompleteConsume(r.request_id, compute_capped_result(r, 1)))
+    assert is_quiescent(system)
+    assert not is_quiescent(evolve(system, pending_resubmits=1))
+    assert not is_quiescent(evolve(system, oneway=system.oneway.append(("c1", Q0, 1))))
 
 
 def test_flow_control_threshold():

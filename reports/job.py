@@ -14,6 +14,7 @@ import argparse
 import csv
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from reports import combine, extract, load, schema, transform
@@ -127,8 +128,11 @@ def load_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     """Computes the runs' partial tables from their records (read back: columnar, and parsed only once) and
     appends them to the warehouse."""
     records = load.read_table(spark, warehouse, load.RECORDS, run_ids)
-    for name, partial_table in transform.compute_partials(records).items():
-        load.append_runs(partial_table, warehouse, name)
+    partials = transform.compute_partials(records)
+    # Six small jobs over the same records, each into its own table: submitted together, Spark overlaps one's
+    # planning and scheduling with another's tasks (benchmarks/NOTES.md, "Engines").
+    with ThreadPoolExecutor(len(partials)) as pool:
+        list(pool.map(lambda item: load.append_runs(item[1], warehouse, item[0]), partials.items()))
     load.mark_partials(spark, warehouse)
 
 

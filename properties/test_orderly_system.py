@@ -163,6 +163,8 @@ class OrderlyConsumption(RuleBasedStateMachine):
         if result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK and result.auto_commit):
             self.finished.add(done)
         if processed.discarded:
+            # OR-11: a result whose queue generation is gone is discarded: nothing committed, nothing sent.
+            assert (processed.commit_offset, processed.sent) == (-1, ()), processed
             return
         if result.status is OrderlyStatus.ROLLBACK and not result.auto_commit:
             # OR-06: rollback puts back the whole consuming map, given-up but uncommitted messages too (OR-08).

@@ -93,6 +93,7 @@ def test_a_huge_system_has_a_short_repr():
     text = repr(system)
     assert len(text) < 3_000, len(text)
     assert "System(" in text and "Broker(" in text and "Store(" in text
+    assert "commit_log=<AppendLog of 3000>" in text and "oneway=<Fifo of 0>" in text  # sizes, not contents
 
 
 @given(version=st.sampled_from(VERSIONS), produced=st.integers(1, 3))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from attrs import evolve
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from model.system.drain import compute_capped_result, drain, is_quiescent
 from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
 from model.system.step import create_system
 from model.values.config import Config, ConsumeMode, MessageModel
+from model.values.errors import IllegalTransition
 from model.values.message import MessageQueue, java_string_hash
 from model.values.names import GROUP, TOPIC
 from model.values.profiles import PROFILES
@@ -275,6 +277,28 @@ def test_a_held_commit_or_a_pending_resubmission_is_not_quiescence():
     assert is_quiescent(system)
     assert not is_quiescent(evolve(system, pending_resubmits=1))
     assert not is_quiescent(evolve(system, oneway=system.oneway.append(("c1", Q0, 1))))
+
+
+def test_a_broadcasting_consumer_with_empty_queues_is_quiescent_at_once():
+    """[SY-03] BROADCASTING, three queues, one message in queue 0: once it is consumed the system is quiescent,
+    though the two empty queues have no offset yet (a BROADCASTING store has nothing to read for them); draining
+    does not wait for their long polls to come back 15 s later."""
+    system = create_system(Config(message_model="broadcasting"), topic_queue_nums=3)
+    system, _ = run(system, Produce("k1", queue_id=0), Advance(0))
+    system, _, _ = drain(system, lambda r: CompleteConsume(r.request_id, compute_capped_result(r, 1)))
+    assert system.now == 0 and is_quiescent(system)
+
+
+def test_a_drain_that_cannot_finish_says_why():
+    """[SY-03] drain stops with an illegal transition naming its state and why: still busy after its event budget,
+    or idle with nothing left to wait for (no live consumer)."""
+    system = create_system(Config(), topic_queue_nums=1)
+    system, _ = run(system, Produce("k1"), Produce("k2"), Advance(0))
+    listener = lambda r: CompleteConsume(r.request_id, compute_capped_result(r, 1))  # noqa: E731
+    with pytest.raises(IllegalTransition, match=r"in state not quiescent: still busy after 1 events$"):
+        drain(system, listener, max_events=1)
+    with pytest.raises(IllegalTransition, match=r"in state idle but not quiescent: no timer left"):
+        drain(create_system(Config(), ()), listener)
 
 
 def test_flow_control_threshold():

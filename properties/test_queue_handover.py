@@ -8,6 +8,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset, query_offset
+from model.client.observations import Note
 from model.client.offset_store import get_offset
 from model.client.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
 from model.client.remote_offsets import compute_pull_from_where
@@ -52,9 +53,12 @@ def test_a_lost_queue_is_persisted_before_it_is_forgotten(counts, mode):
     before = system.consumers["c1"]
     in_memory = {mq: get_offset(before.offset_store, mq) for mq in before.process_queues}
     broker = {mq: query_offset(system.broker, GROUP, mq.topic, mq.queue_id) for mq in in_memory}
-    system, _ = run(system, SetMembers(("c1", "c2")))
+    system, seen = run(system, SetMembers(("c1", "c2")))
     lost = [mq for mq in in_memory if mq not in system.consumers["c1"].process_queues]
     assert lost, "two members of a group of one: the first keeps only part of the queues"
+    if mode is ConsumeMode.CONCURRENTLY:  # an orderly queue leaves through OR-12 (test_orderly_consume.py)
+        notes = [(o.what, o.time, o.rules) for o in seen if isinstance(o, Note) and "RB-02" in o.rules]
+        assert notes == [(f"c1 dropped {mq}", system.now, ("RB-02",)) for mq in lost]
     event("RB-02")
     for mq in lost:
         expected = broker[mq] if in_memory[mq] is None else in_memory[mq]

@@ -122,6 +122,7 @@ def test_refusals_store_nothing(case, stored, known, delay_level):
         assert set(after.topics) - set(broker.topics) <= {RETRY_TOPIC}
         event(result.rules[-1])
     else:
+        assert known, "SB-07: a send-back whose offset finds no message is refused, never stored"
         assert after.store.next_physical_offset > broker.store.next_physical_offset
 
 

@@ -81,6 +81,8 @@ def test_unknown_level_counts_one_second():
     """ST-03: ScheduleMessageServiceTest.otherTest, computeDeliverTimestamp(999, 0) = 1000."""
     assert compute_deliver_timestamp(DELAYS, 999, 0) == 1000
     assert compute_deliver_timestamp((5000, 8000), 2, 100) == 8100
+    assert compute_deliver_timestamp((5000, 8000), 1, 100) == 5100  # level 1 is known: the table's first delay
+    assert compute_deliver_timestamp((5000, 8000), 0, 100) == 1100  # level 0 is not
 
 
 @given(messages(delay_level=st.integers(19, 10_000)), times)

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from model.values.config import Config, ConsumeMode, compute_suspend_millis, get_max_reconsume_times
@@ -176,6 +176,7 @@ FIELDS = sorted(a.name for a in Config.__attrs_attrs__ if a.init)
 
 
 @given(st.dictionaries(st.sampled_from(FIELDS), ANY_VALUE, max_size=6))
+@example({"message_delay_level": 5})  # not a string: parsed only as one
 def test_only_config_error_escapes(kwargs):
     """CFG-05: Config(...) either builds or raises ConfigError naming one of the given fields."""
     event("CFG-05")

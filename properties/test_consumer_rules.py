@@ -141,6 +141,7 @@ def test_rebalance_discards_in_flight_results():
     system, _ = run(system, SetMembers(("c2",)), Advance(1))
     system, seen = run(system, CompleteConsume(request_id))
     assert seen[0].discarded
+    assert (seen[0].ack_index, seen[0].time, seen[0].rules) == (0, system.now, ("CC-03", "RB-03"))
     assert [m.uniq_key for r in system.requests.values() for m in r.messages] == ["k1"]
 
 

@@ -261,7 +261,9 @@ def test_local_file_offset_store_read_from_store():
 def test_local_file_offset_store_persist():
     """OS-07: LocalFileOffsetStoreTest.testPersist and testRemoveOffset."""
     store = update_offset(create_offset_store(Config(message_model="broadcasting")), MQS[0], 1024, False)
-    store, _ = persist(store, MQS[0])
+    outcome = persist(store, MQS[0])
+    store, sent = outcome
+    assert (sent, outcome.rules) == ((), ("OS-07", "OS-08"))  # written to the file, nothing sent
     assert [read_offset(store, mq, STORE).value for mq in MQS[:2]] == [1024, -1]
     assert read_offset(remove_offset(store, MQS[0]), MQS[0], MEMORY).value == -1
 

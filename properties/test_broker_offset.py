@@ -86,6 +86,12 @@ def test_a_new_owners_persist_lowers_an_old_owners_late_oneway():
     assert ("persist", False) in get_decreases(commits)
 
 
+def test_a_prompt_persist_is_named_a_persist():
+    """[SY-02] The oracle tells a decrease's cause by its commit's source: a persist delivered at once is one."""
+    commits = replay([("produce",), ("tick", 1), ("complete",), ("tick", 10_000)], prompt=True)
+    assert [(c.source, c.previous, c.offset) for c in commits] == [("persist", -1, 1)]
+
+
 @settings(max_examples=60)
 @given(ONE_LIFETIME)
 def test_one_lifetime_prompt_oneways_never_lower_it(history):

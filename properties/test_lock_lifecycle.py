@@ -9,16 +9,20 @@ import immutables
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.broker.locks import BROKER_LOCK_MAX_LIVE_TIME, on_lock_batch
+from model.broker.locks import BROKER_LOCK_MAX_LIVE_TIME, get_lock_owner, on_lock_batch
 from model.broker.state import create_broker
+from model.client.observations import Note
 from model.client.offset_store import create_offset_store, get_offset
-from model.client.orderly import Step, process_gate, process_store_commit
+from model.client.orderly import OrderlyResult, OrderlyStatus, Step, process_gate, process_store_commit
 from model.client.process_queue import REBALANCE_LOCK_MAX_LIVE_TIME, create_process_queue
 from model.client.queue_locks import process_lock_all
+from model.system.events import Advance, CompleteConsume, Produce, SetMembers
+from model.system.step import create_system
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import MessageQueue
 from model.values.names import GROUP, TOPIC
 from model.values.records import evolve
+from properties.steps import run
 
 QUEUES = 4
 MQS = [MessageQueue(TOPIC, q) for q in range(QUEUES)]
@@ -92,3 +96,21 @@ def test_the_broker_lease_passes_to_another_instance_only_after_60_s(locked_at, 
     result = on_lock_batch(broker, GROUP, MQS[:1], "c2", locked_at + BROKER_LOCK_MAX_LIVE_TIME + around)
     event("LK-01")
     assert (MQS[0] in result.granted) is (around > 0)
+
+
+def test_a_queue_left_with_messages_cached_is_unlocked_20_s_later():
+    """OR-12 (4.9): a rebalance takes a queue from an idle listener that still caches messages (here after a
+    SUSPEND): it leaves the table at once, but its broker lock is released by the delayed UNLOCK 20 s later, not
+    before."""
+    system = create_system(Config(consume_mode="orderly"), ("c1",), topic_queue_nums=2)
+    system, _ = run(system, Produce("a", queue_id=1), Produce("b", queue_id=1), Advance(0))
+    system, _ = run(system, CompleteConsume(min(system.requests), OrderlyResult(OrderlyStatus.SUSPEND, True)))
+    system, _ = run(system, SetMembers(("c1", "c2")))  # c1 keeps queue 0, c2 is given queue 1
+    mq, left_at = MessageQueue(TOPIC, 1), system.now
+    assert mq not in system.consumers["c1"].process_queues
+    before, _ = run(system, Advance(left_at + 19_999))
+    assert get_lock_owner(before.broker, GROUP, mq, before.now) == "c1"
+    after, seen = run(system, Advance(left_at + 20_000))
+    assert get_lock_owner(after.broker, GROUP, mq, after.now) is None
+    unlocks = [(o.what, o.time, o.rules) for o in seen if isinstance(o, Note) and "unlocked" in o.what]
+    assert unlocks == [(f"c1 unlocked {mq}", left_at + 20_000, ("OR-12",))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,3 +37,17 @@ def test_fifo_index_out_of_range_raises():
         except IndexError:
             continue
         raise AssertionError(f"index {bad} did not raise")
+
+
+@given(st.integers(0, 5), st.integers(0, 10))
+def test_an_index_out_of_range_is_named(length, index):
+    """An IndexError names the index it refused, as a list's does (the failure report shows it)."""
+    fifo = Fifo()
+    for item in range(length):
+        fifo = fifo.append(item)
+    if index < length:
+        assert fifo[index] == index
+    else:
+        with pytest.raises(IndexError) as refused:
+            fifo[index]
+        assert refused.value.args == (index,)

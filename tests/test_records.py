@@ -8,7 +8,7 @@ import attrs
 import pytest
 from attrs import field, frozen
 
-from model.values.records import evolve
+from model.values.records import evolve, get_bounded_repr
 
 
 @frozen(slots=False)
@@ -60,3 +60,15 @@ def test_evolve_refuses_a_field_the_record_does_not_have(cls):
 def test_evolve_runs_the_validators_of_a_validated_record():
     with pytest.raises(TypeError):
         evolve(Positional(1), b=7)
+
+
+@frozen
+class Short:
+    a: int
+    b: str
+
+
+def test_a_bounded_repr_shows_a_short_record_whole_and_a_long_one_by_its_type():
+    """SY-12: a small record inside a big one keeps its repr; one past the limit is named by its type."""
+    assert get_bounded_repr(Short(1, "x")) == "Short(a=1, b='x')"
+    assert get_bounded_repr(Short(1, "x" * 200)) == "<Short>"

@@ -30,7 +30,7 @@ def test_cached_count_limit_is_strict(limit, around):
     count = limit + around
     verdict = get_flow_control(Config(pull_threshold_for_queue=limit), evolve(create_process_queue(), msg_count=count))
     event("PL-02")
-    assert (verdict[0] is not None) == (count > limit), (count, limit, verdict)
+    assert verdict == ((50, ("PL-02",)) if count > limit else (None, ())), (count, limit, verdict)
 
 
 @given(limit=st.integers(1, 1024), around=AROUND, spare=st.integers(0, MIB - 1))
@@ -41,7 +41,7 @@ def test_cached_size_limit_is_strict_in_whole_mib(limit, around, spare):
     verdict = get_flow_control(Config(pull_threshold_size_for_queue=limit), evolve(create_process_queue(),
                                                                                    msg_size=size))
     event("PL-02")
-    assert (verdict[0] is not None) == (limit + around > limit), (size, limit, verdict)
+    assert verdict == ((50, ("PL-02",)) if limit + around > limit else (None, ())), (size, limit, verdict)
 
 
 @given(limit=st.integers(1, 3000), around=AROUND)

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from model.broker.consumer_offsets import query_offset
 from model.broker.pull_handler import get_broker_pull, get_pull_refusal
 from model.broker.state import Broker, TopicConfig
+from model.client.observations import PullObserved
 from model.client.offset_store import update_offset
 from model.client.pull import commit_piggyback
-from model.system.events import Produce
+from model.system.events import Advance, Produce
 from model.system.step import create_system
 from model.values.config import Config, MessageModel
 from model.values.message import MessageQueue
@@ -57,6 +58,17 @@ def test_the_queue_end_is_no_new_message_and_one_past_it_is_illegal(stored, arou
         assert (status, found) == ("NO_NEW_MSG", [])
     else:
         assert status == "FOUND" and found[0].queue_offset == offset
+
+
+@given(stored=st.integers(0, 40))
+def test_a_consumers_pull_is_observed_with_what_the_broker_answered(stored):
+    """[PL-04] The first pull of a queue holding `stored` messages: FOUND up to pullBatchSize (32) of them, or
+    NO_NEW_MSG for an empty queue, whose answer parks until the 15 s long poll ends."""
+    system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    _, seen = run(system, *[Produce(f"m{i}") for i in range(stored)], Advance(15_000))
+    pulls = [(o.client_id, o.status, o.offset, o.found, o.rules) for o in seen
+             if isinstance(o, PullObserved) and o.queue == Q0]
+    assert pulls[0] == ("c1", "FOUND" if stored else "NO_NEW_MSG", 0, min(stored, 32), ("PL-04",))
 
 
 @given(in_memory=st.integers(0, 3), model=st.sampled_from(tuple(MessageModel)))

@@ -38,8 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import duckdb_job  # noqa: E402
-
+from benchmarks import duckdb_job  # noqa: E402
 from reports import job  # noqa: E402
 from reports.report_format import compact_observation, make_run_line  # noqa: E402
 

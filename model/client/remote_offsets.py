@@ -55,5 +55,5 @@ def compute_pull_from_where(system: System, consumer: ConsumerInstance, mq: Mess
     if stored is not None and stored >= 0:
         return stored
     if system.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET or is_retry_topic(mq.topic):
-        return low
+        return 0
     return system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id)

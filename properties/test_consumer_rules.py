@@ -67,6 +67,16 @@ def test_tag_hash_collision_is_dropped_by_the_client():
     assert system.consumers["c1"].offset_store.offsets[Q0].value == 1
 
 
+def test_the_broker_filters_by_the_subscriptions_tag_hashes():
+    """[PL-04] The broker filters a pull by the hash codes of the subscribed tags: of "CC" and "Aa" under a
+    subscription to "Aa", the pull finds one message and moves past both."""
+    system = create_system(Config(), topic_queue_nums=1, subscription=frozenset({"Aa"}))
+    _, seen = run(system, Produce("k1", tags="CC"), Produce("k2", tags="Aa"), Advance(1000))
+    pulls = [(o.status, o.offset, o.next_offset, o.found) for o in seen
+             if isinstance(o, PullObserved) and o.queue == Q0]
+    assert pulls[0] == ("FOUND", 0, 2, 1)
+
+
 # CT-04 (reference §1.4, #5481): the late failure is sent back a second time before 5.1.0.
 LATE_SEND_BACKS = {"4.9.1": 2, "4.9.8": 2, "5.0.0": 2, "5.3.3": 1, "develop": 1}
 

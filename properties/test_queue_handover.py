@@ -65,6 +65,18 @@ def test_a_lost_queue_is_persisted_before_it_is_forgotten(counts, mode):
         assert query_offset(system.broker, GROUP, mq.topic, mq.queue_id) == expected, (mq, in_memory[mq])
 
 
+@given(consumed=st.integers(1, 5))
+def test_a_leaving_instance_persists_what_it_consumed(consumed):
+    """[RB-01] [RB-02] An instance that leaves the group shuts down gracefully: before it goes, it drops its queues
+    and persists their offsets, so the broker holds what it consumed though no 5 s persist ran yet."""
+    system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    system, _ = run(system, *[Produce(f"k{i}") for i in range(consumed)], Advance(0))
+    system = complete_running(system)
+    assert query_offset(system.broker, GROUP, TOPIC, 0) == -1  # nothing persisted yet
+    system, _ = run(system, SetMembers(("c2",)))
+    assert "c1" not in system.consumers and query_offset(system.broker, GROUP, TOPIC, 0) == consumed
+
+
 @given(version=st.sampled_from(VERSIONS))
 @example_each("version", VERSIONS)
 def test_a_new_orderly_process_queue_starts_with_its_profiles_lock_mark(version):

@@ -65,6 +65,7 @@ def test_a_consumers_pull_is_observed_with_what_the_broker_answered(stored):
     """[PL-04] The first pull of a queue holding `stored` messages: FOUND up to pullBatchSize (32) of them, or
     NO_NEW_MSG for an empty queue, whose answer parks until the 15 s long poll ends."""
     system = create_system(Config(), ("c1",), topic_queue_nums=1)
+    assert get_pull_refusal(system.broker, Q0) is None  # the broker knows the topic and lets the pull through
     _, seen = run(system, *[Produce(f"m{i}") for i in range(stored)], Advance(15_000))
     pulls = [(o.client_id, o.status, o.offset, o.found, o.rules) for o in seen
              if isinstance(o, PullObserved) and o.queue == Q0]

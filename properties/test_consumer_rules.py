@@ -55,6 +55,16 @@ def test_broadcasting_never_retries():
     assert all(c.offset_store.offsets[Q0].value == 5 for c in system.consumers.values())
 
 
+def test_a_tag_hash_is_javas_string_hash_code():
+    """[PL-04] The broker filters by String.hashCode() of the tag: UTF-16 code units, 32-bit overflow, signed.
+    Known values: "Aa" and "BB" collide at 2112; "polygenelubricants" is Integer.MIN_VALUE; "中文" (U+4E2D U+6587)
+    is 31 x 20013 + 25991; a character outside the BMP counts as its two surrogates."""
+    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
+    assert java_string_hash("polygenelubricants") == -(2**31)
+    assert java_string_hash("中文") == 646_394 and java_string_hash("") == 0
+    assert java_string_hash("\U0001F600") == 31 * 0xD83D + 0xDE00
+
+
 def test_tag_hash_collision_is_dropped_by_the_client():
     """[PL-04] [PL-05] [PL-06] "Aa" and "BB" share a hash: the broker passes "BB", the client drops it, and the
     offset passes it only by correctTagsOffset after the 15 s long-poll."""

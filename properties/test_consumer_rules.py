@@ -56,7 +56,7 @@ def test_broadcasting_never_retries():
 
 
 def test_a_tag_hash_is_javas_string_hash_code():
-    """[PL-04] The broker filters by String.hashCode() of the tag: UTF-16 code units, 32-bit overflow, signed.
+    """[PL-04] The broker filters by String.hashCode() of the tag: 16-bit code units, 32-bit overflow, signed.
     Known values: "Aa" and "BB" collide at 2112; "polygenelubricants" is Integer.MIN_VALUE; "中文" (U+4E2D U+6587)
     is 31 x 20013 + 25991; a character outside the BMP counts as its two surrogates."""
     assert java_string_hash("Aa") == java_string_hash("BB") == 2112

@@ -155,7 +155,7 @@ def main(argv: list[str]) -> int:
         return 1
     sizes = {module: len(statuses) for module, statuses in mutants.items()} if args.per_module else None
     if args.per_module:
-        if args.run and run_sample(draw_sample(mutants, args.per_module, args.seed), args.max_children) not in (0,):
+        if args.run and run_sample(draw_sample(mutants, args.per_module, args.seed), args.max_children) != 0:
             return 1
         mutants = draw_sample(read_mutants() or {}, args.per_module, args.seed)
         print(f"A sample of {args.per_module} mutants per module (seed {args.seed}) of {sum(sizes.values())}:")

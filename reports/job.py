@@ -132,7 +132,7 @@ def load_partials(spark, warehouse: str, run_ids: list[str]) -> None:
     # Six small jobs over the same records, each into its own table: submitted together, Spark overlaps one's
     # planning and scheduling with another's tasks (benchmarks/NOTES.md, "Engines").
     with ThreadPoolExecutor(len(partials)) as pool:
-        list(pool.map(lambda item: load.append_runs(item[1], warehouse, item[0]), partials.items()))
+        list(pool.map(lambda name: load.append_runs(partials[name], warehouse, name), partials))
     load.mark_partials(spark, warehouse)
 
 

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
+from benchmarks import duckdb_job  # noqa: E402
 from reports import extract, job, load, render_markdown, schema, site  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
@@ -255,21 +256,11 @@ def test_settings_changed_for_a_block_are_restored_after_it_even_on_error(spark)
     assert (spark.conf.get(key), spark.conf.get(unset, None)) == (before, None)
 
 
-def load_duckdb_job():
-    import importlib.util
-
-    path = ROOT / "benchmarks" / "duckdb_job.py"
-    spec = importlib.util.spec_from_file_location("duckdb_job", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def duckdb_made(ingested, tmp_path_factory):
     """The benchmark's DuckDB baseline (benchmarks/duckdb_job.py) run over the same sample as the job."""
     work = tmp_path_factory.mktemp("duckdb")
-    load_duckdb_job().run_job(ingested["runs"], work, [(r.rule_id, r.chapter) for r in RULES], last=5)
+    duckdb_job.run_job(ingested["runs"], work, [(r.rule_id, r.chapter) for r in RULES], last=5)
     return work
 
 

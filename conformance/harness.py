@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid
 
 from conformance.observe import Run
-from conformance.predict import RunSettings, predict
+from conformance.predict import RunSettings
 from conformance.report import record_findings, record_verdicts
-from conformance.verdicts import check_declarations, judge
+from conformance.verdicts import check_declarations, judge, predict_run
 
 # The broker settings of every conformance run: a delay table of 1 s steps (retries start at level 3) and a small
 # group retryMaxTimes, so a poison message reaches the DLQ in seconds. The real broker's unit is also the second.
@@ -29,7 +29,7 @@ HARNESS_FAULTS = ("bad-frame", "handler-error", "timer-stuck")
 def judge_run(run: Run, counterexample: str) -> list:
     """Every verdict of `run`; raises AssertionError naming each problem and the wire trace. A request the server
     does not support is recorded as a finding; a frame it could not read or a handler that raised fails the run."""
-    verdicts = judge(run, predict(run.workload, run.settings), counterexample)
+    verdicts = judge(run, predict_run(run), counterexample)
     record_verdicts(verdicts)
     record_findings(run)
     problems = check_declarations(verdicts, run)

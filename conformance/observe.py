@@ -127,6 +127,17 @@ def get_delivery_queue(record: dict) -> MessageQueue:
     return MessageQueue(get_retry_topic(GROUP) if retry else TOPIC, record["queueId"])
 
 
+def get_arrival_order(run: Run) -> tuple[str, ...]:
+    """The keys in the order the broker stored them in the topic's queues (by queue offset), read from their
+    deliveries off the topic itself; a key never delivered from it is left out."""
+    first: dict[str, tuple[int, int]] = {}
+    for delivery in run.deliveries:
+        record = delivery.message
+        if "RETRY_TOPIC" not in record["properties"]:
+            first.setdefault(delivery.uniq_key, (record["queueOffset"], record["queueId"]))
+    return tuple(sorted(first, key=first.__getitem__))
+
+
 def observe_deliveries(run: Run) -> list:
     """ListenerInvoked and ConsumeProcessed per delivery (one message each), at the delivery's time."""
     observations = []

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from attrs import frozen
 
+from model.broker.delay_timer import DELAY_FOR_A_WHILE
 from model.broker.send_back import compute_send_back_request
 from model.client.consumer import ConsumeRequest
 from model.client.listener import ConsumeStatus, ListenerResult
@@ -142,8 +143,40 @@ def drain_until_quiet(system, listener, observations: list) -> None:
             raise
 
 
-def predict(workload, settings: RunSettings) -> Prediction:
-    """Run the workload through the model until quiet (one instance; a restart does not change a fate)."""
+def get_produce_order(workload, arrival: tuple[str, ...]) -> list[tuple[int, object]]:
+    """(workload index, message) in the order the model produces them: the messages without a delay level as the
+    producer sends them, then the delayed ones in `arrival` order (the order their copies reached the topic's
+    queues in the run; those it does not name in the workload's order)."""
+    indexed = list(enumerate(workload.messages))
+    rank = {key: position for position, key in enumerate(arrival)}
+    delayed = sorted((item for item in indexed if item[1].delay_level > 0),
+                     key=lambda item: rank.get(item[1].key, len(rank) + item[0]))
+    return [item for item in indexed if item[1].delay_level == 0] + delayed
+
+
+def process_produce(system, workload, settings: RunSettings, arrival: tuple[str, ...], observations: list):
+    """Produce the workload's messages. Delayed ones are produced a delay-timer tick apart, so that the model's
+    timer moves them to the topic in the order the run's broker did: every level's task runs on the same 100 ms
+    grid and, within one tick, delivers the levels in order, so two messages due in the same tick reach their
+    queue by level, whatever order they were sent in — a race between the broker's level tasks, not the
+    client's choice, which an orderly listener's ROLLBACK (taking back every message since the last commit)
+    makes visible."""
+    delayed_before = False
+    for index, spec in get_produce_order(workload, arrival):
+        if spec.delay_level > 0 and delayed_before:
+            system, seen = step(system, Advance(system.now + DELAY_FOR_A_WHILE))
+            observations.extend(seen)
+        delayed_before = delayed_before or spec.delay_level > 0
+        produce = Produce(spec.key, index % settings.topic_queue_nums, spec.tags, spec.delay_level)
+        system, seen = step(system, produce)
+        observations.extend(seen)
+    return system
+
+
+def predict(workload, settings: RunSettings, arrival: tuple[str, ...] = ()) -> Prediction:
+    """Run the workload through the model until quiet (one instance; a restart does not change a fate). `arrival`:
+    the keys in the order the run's broker stored their first copies in the topic's queues (observe's
+    get_arrival_order), which decides the order of delayed messages (process_produce)."""
     config = settings.get_config(workload.mode, workload.model)
     system = create_system(config, ("c1",), topic_queue_nums=settings.topic_queue_nums)
     observations = []
@@ -155,10 +188,7 @@ def predict(workload, settings: RunSettings) -> Prediction:
         # locked pull (RB-04, LK-06), which the model's instance makes when its time first runs.
         system, seen = step(system, Advance(system.now))
         observations.extend(seen)
-    for index, spec in enumerate(workload.messages):
-        produce = Produce(spec.key, index % settings.topic_queue_nums, spec.tags, spec.delay_level)
-        system, seen = step(system, produce)
-        observations.extend(seen)
+    system = process_produce(system, workload, settings, arrival, observations)
     drain_until_quiet(system, listener, observations)
     keys = tuple(spec.key for spec in workload.messages)
     return Prediction(JAVA_CLIENT, get_fates(observations, keys), tuple(headers), get_max_reconsume_times(config))

@@ -21,6 +21,7 @@ from conformance.observe import (
     Run,
     check_invariants,
     compute_delays_ms,
+    get_arrival_order,
     get_observed_fates,
 )
 from conformance.predict import SEND_BACK_FIELDS, Prediction, RunSettings, predict
@@ -258,7 +259,7 @@ def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tup
             rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
         else:
             if adjusted is None:
-                adjusted = predict_with_group_max(run.workload, run.settings).fates
+                adjusted = predict_with_group_max(run).fates
             same = is_same_outcome(run, seen, adjusted[key])
             batch = get_batch_verdict(run)
             rule = "SY-05" if same else "CC-02" if batch and batch[0] == "deviates" else "DIFF"
@@ -282,9 +283,15 @@ def is_same_outcome(run: Run, seen, expected) -> bool:
     return (seen.reconsume_times, seen.fate) == (expected.reconsume_times, expected.fate)
 
 
-def predict_with_group_max(workload, settings: RunSettings) -> Prediction:
+def predict_run(run: Run, settings: RunSettings | None = None) -> Prediction:
+    """The 4.9.8 client's prediction of the run's workload (with `settings`, else the run's), its delayed messages
+    reaching their queues in the order the run's broker stored them (predict's `arrival`)."""
+    return predict(run.workload, settings or run.settings, get_arrival_order(run))
+
+
+def predict_with_group_max(run: Run) -> Prediction:
     """The 4.9.8 client with maxReconsumeTimes = the group's retryMaxTimes: what SB-09's deviation implies."""
-    return predict(workload, evolve(settings, max_reconsume_times=settings.retry_max_times))
+    return predict_run(run, evolve(run.settings, max_reconsume_times=run.settings.retry_max_times))
 
 
 # SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b topic, l maxReconsumeTimes).

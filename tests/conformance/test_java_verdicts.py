@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conformance.observe import StoredCopy, WireRequest, get_observed_fates
 from conformance.predict import RunSettings, predict
-from conformance.verdicts import check_declarations, get_late_retries, judge
+from conformance.verdicts import check_declarations, get_late_retries, judge, predict_run
 from conformance.workload import Fault, MessageSpec, Workload
 from tests.conformance.test_verdicts import JAVA, delivery, once, run_of, send_back, statuses_of
 
@@ -20,7 +20,7 @@ SEND_MESSAGE_V2 = 310
 
 def judge_java(workload, deliveries, requests=(), stored=(), settings=SETTINGS):
     run = run_of(workload, deliveries, requests, stored, client=JAVA, settings=settings)
-    verdicts = judge(run, predict(workload, settings))
+    verdicts = judge(run, predict_run(run))
     return run, verdicts, statuses_of(verdicts)
 
 
@@ -161,3 +161,50 @@ def test_a_retry_due_while_the_restarted_client_was_away_is_due_when_it_pulls_ag
     run = run_of(workload, deliveries, [send_back(10.0, 100, java=True), *away], stored, client=JAVA)
     assert get_late_retries(run) == []
     assert get_late_retries(evolve(run, requests=run.requests[:1])) == ["m0 r=1 at +3990 ms after due"]
+
+
+# The counterexample CI drew (conformance-java, 2026-11-27): m0 (delay level 2) and m2 (level 1) share queue 0.
+ROLLED_BACK = Workload((MessageSpec("m0", "TagA", 2),
+                        MessageSpec("m1", "TagB", 0, ("NULL", "SUSPEND_CURRENT_QUEUE_A_MOMENT")),
+                        MessageSpec("m2", "TagB", 1, ("SUSPEND_CURRENT_QUEUE_A_MOMENT", "ROLLBACK"))),
+                       mode="orderly", auto_commit=False)
+QUEUE_OF = {"m0": (0, 100), "m1": (1, 200), "m2": (0, 300)}
+
+
+def orderly_deliveries(answers, offsets):
+    """Deliveries off the topic itself: (time, key, reconsumeTimes, answer) each, the key's queue and queue
+    offset fixed (a local retry is the same message), the number of earlier deliveries of the key as seen."""
+    deliveries, seen = [], {}
+    for number, (at, key, r, status) in enumerate(answers, start=1):
+        queue, commit_log_offset = QUEUE_OF[key]
+        made = delivery(number, at, key, commit_log_offset, 0, status, seen=seen.get(key, 0))
+        made.message.update(queueId=queue, queueOffset=offsets[key], reconsumeTimes=r)
+        deliveries.append(made)
+        seen[key] = seen.get(key, 0) + 1
+    return deliveries
+
+
+@once
+@given(st.just(None))
+def test_an_orderly_rollback_takes_back_what_its_queue_held_before_it_in_the_order_the_broker_stored_it(_):
+    """ConsumeMessageOrderlyService 4.9.8 with autoCommit off: SUCCESS commits nothing, so a later ROLLBACK puts
+    m0 back with m2 only if m0 came first in their queue. m0 and m2 were both delayed 1 s; which one the broker's
+    timer stored first is a race between its level tasks, so the prediction takes the order the run shows
+    (predict_run). Judged in the other order, the reference deviated from OR-07 in CI."""
+    m0_first = orderly_deliveries([(0.0, "m1", 0, "NULL"), (340.0, "m0", 0, "SUCCESS"),
+                                   (440.0, "m2", 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT"),
+                                   (1010.0, "m1", 1, "SUSPEND_CURRENT_QUEUE_A_MOMENT"), (1440.0, "m2", 1, "ROLLBACK"),
+                                   (2010.0, "m1", 2, "SUCCESS"), (2440.0, "m0", 0, "SUCCESS"),
+                                   (2441.0, "m2", 1, "SUCCESS")], {"m0": 0, "m1": 0, "m2": 1})
+    run, verdicts, found = judge_java(ROLLED_BACK, m0_first)
+    assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
+    assert found["OR-07"] == "conforms" and check_declarations(verdicts, run) == []
+    other_order = judge(run, predict(ROLLED_BACK, SETTINGS, ("m2", "m0", "m1")))
+    assert statuses_of(other_order)["OR-07"] == "deviates"
+    m2_first = orderly_deliveries([(0.0, "m1", 0, "NULL"), (340.0, "m2", 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT"),
+                                   (1010.0, "m1", 1, "SUSPEND_CURRENT_QUEUE_A_MOMENT"), (1340.0, "m2", 1, "ROLLBACK"),
+                                   (2010.0, "m1", 2, "SUCCESS"), (2340.0, "m2", 1, "SUCCESS"),
+                                   (2341.0, "m0", 0, "SUCCESS")], {"m0": 1, "m1": 0, "m2": 0})
+    run, verdicts, found = judge_java(ROLLED_BACK, m2_first)
+    assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
+    assert predict_run(run).fates["m0"].reconsume_times == (0,)

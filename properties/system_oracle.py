@@ -62,6 +62,7 @@ class Ledger:
         self.copies = defaultdict(set)
         self.sent_back = defaultdict(int)
         self.forked = set()
+        self.restarts = defaultdict(int)
         self.dlq = set()
         self.dropped_by_design = set()
         self.lost_origin = set()
@@ -116,14 +117,20 @@ class Ledger:
             self.check_copies(m)
 
     def check_copies(self, m):
-        """[SY-05] At most 1 + max stored copies of one original reach a listener, unless one copy was sent back
-        twice (4.9's late result after cleanExpiredMsg, or a copy re-consumed after a rebalance or crash)."""
+        """[SY-05] At most 1 + max stored copies of one original reach a listener, and 1 + max more for each copy
+        stored with its count restarted at 0 (RS-14), unless one copy was sent back twice (4.9's late result after
+        cleanExpiredMsg, or a copy re-consumed after a rebalance or crash)."""
         copies = self.copies[m.uniq_key]
         copies.add(m.msg_id)
         if m.uniq_key in self.forked:
             mark("SY-05 a copy sent back twice forks the retry chain")
             return
-        assert len(copies) <= 1 + self.max_times, f"[SY-05] {m.uniq_key}: {len(copies)} copies, max {self.max_times}"
+        restarts = self.restarts[m.uniq_key]
+        bound = (1 + restarts) * (1 + self.max_times)
+        assert len(copies) <= bound, f"[SY-05] {m.uniq_key}: {len(copies)} copies, max {self.max_times}, " \
+                                     f"{restarts} restarts of the count"
+        if len(copies) > 1 + self.max_times:
+            mark("SY-05 a count restarted at 0 allows more copies (RS-14)")
 
     def check_retry_delivery(self, m, now):
         """[SY-06] [SY-05] [SY-09] A broker redelivery: not early, within the retry budget, linked to its origin."""
@@ -179,6 +186,10 @@ class Ledger:
         if stored is not None and is_dlq_topic(stored.get_property(PROPERTY_REAL_TOPIC) or stored.topic):
             self.check_dead_letter(o)
         elif stored is not None and stored.topic == SCHEDULE_TOPIC:
+            if stored.reconsume_times == 0:
+                # A send-back stores reconsumeTimes + 1; 0 is a producer retry of the client's own send, which
+                # lost RECONSUME_TIME (RS-14): the message counts from 0 again.
+                self.restarts[key] += 1
             due = o.time + self.delays_ms[stored.delay_time_level - 1]
             slot = (key, stored.reconsume_times)
             self.earliest_retry[slot] = min(self.earliest_retry.get(slot, due), due)

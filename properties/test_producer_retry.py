@@ -7,6 +7,7 @@ system-level checks drive the whole model: the message's next delivery counts fr
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from immutables import Map
@@ -14,7 +15,7 @@ from immutables import Map
 from model.broker.retry_send import on_send_retry_message
 from model.broker.state import SubscriptionGroupConfig
 from model.client.listener import ConsumeStatus, ListenerResult
-from model.client.observations import SendBackOutcome
+from model.client.observations import ListenerInvoked, SendBackOutcome
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.client.retry_message import (
     compute_fallback_retry_message,
@@ -27,6 +28,7 @@ from model.values.config import Config, ConsumeMode
 from model.values.message import Message, get_dlq_topic, get_retry_topic
 from model.values.names import GROUP as SYSTEM_GROUP
 from properties.send_back_strategies import DLQ_TOPIC, GROUP, RETRY_TOPIC, VERSIONS, BrokerCase, get_destination
+from properties.system_oracle import Ledger
 
 NOW = 1_000_000
 GROUP_RETRY_MAX = 16  # SubscriptionGroupConfig's default retryMaxTimes
@@ -111,3 +113,29 @@ def test_a_retried_orderly_give_up_comes_back():
         where[retried] = [(get_destination(o.stored)[0], o.stored.reconsume_times) for o in seen
                           if isinstance(o, SendBackOutcome)]
     assert where == {False: [(get_dlq_topic(SYSTEM_GROUP), 1)], True: [(get_retry_topic(SYSTEM_GROUP), 0)]}
+
+
+def test_a_restarted_count_allows_another_chain_of_copies():
+    """SY-05 with RS-14: at maxReconsumeTimes 1 a message reaches the listener as at most 1 + 1 copies, but when
+    its first fallback is stored by the producer's retry (reconsumeTimes 0) the count starts again: the original,
+    the restarted copy and its retry, three, which the Ledger allows; without the restart they break the bound."""
+    config = Config(max_reconsume_times=1)
+    system = create_system(config, topic_queue_nums=1)
+    history = []
+    for event_ in (Produce("k1"), Advance(0)):
+        system, seen = step(system, event_)
+        history += seen
+    for retried in (True, False, False):
+        failed = ListenerResult(ConsumeStatus.RECONSUME_LATER)
+        system, seen = step(system, CompleteConsume(first_request(system), failed, send_back_rpc_fails=retried,
+                                                    send_retried=retried))
+        history += seen
+        system, seen = step(system, Advance(system.now + 60_000))
+        history += seen
+    ledger = Ledger(config)
+    ledger.record(history)
+    assert (len(ledger.copies["k1"]), ledger.restarts["k1"], ledger.dlq) == (3, 1, {"k1"})
+    last = next(o for o in reversed(history) if isinstance(o, ListenerInvoked)).messages[0]
+    ledger.restarts["k1"] = 0  # the same copies without the restart
+    with pytest.raises(AssertionError, match=r"\[SY-05\] k1: 3 copies, max 1, 0 restarts"):
+        ledger.check_copies(last)

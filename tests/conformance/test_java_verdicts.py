@@ -8,7 +8,7 @@ from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.observe import StoredCopy, WireRequest, get_observed_fates
+from conformance.observe import CONSUMER_SEND_MSG_BACK, StoredCopy, WireRequest, get_observed_fates
 from conformance.predict import RunSettings, predict
 from conformance.verdicts import check_declarations, get_late_retries, judge, predict_run
 from conformance.workload import Fault, MessageSpec, Workload
@@ -208,3 +208,30 @@ def test_an_orderly_rollback_takes_back_what_its_queue_held_before_it_in_the_ord
     run, verdicts, found = judge_java(ROLLED_BACK, m2_first)
     assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
     assert predict_run(run).fates["m0"].reconsume_times == (0,)
+
+
+@once
+@given(st.just(None))
+def test_a_fallback_stored_by_the_producers_retry_starts_the_count_again(_):
+    """RS-14 at maxReconsumeTimes 1: the send-back errs, the fallback's first attempt is refused and its retry is
+    stored with reconsumeTimes 0, so m0 comes as three copies (0, 0, 1) before the DLQ where SY-05 alone allows
+    1 + 1. The Ledger counted that as a deviation of SY-05 by the reference in a full run."""
+    workload = Workload((MessageSpec("m0", "TagB", 2, ("NULL", "NULL", "RECONSUME_LATER")),),
+                        (Fault("fallback_first_refused"),))
+    settings = RunSettings(retry_max_times=2, max_reconsume_times=1)
+    first = delivery(1, 0.0, "m0", 100, 0, "NULL", start_time=True)
+    restarted = delivery(2, 1100.0, "m0", 200, 0, "NULL", start_time=True)
+    restarted.message["properties"]["RETRY_TOPIC"] = "TopicTest"  # from %RETRY%, without ORIGIN_MESSAGE_ID
+    retry = delivery(3, 2200.0, "m0", 300, 1, "RECONSUME_LATER", origin=200, start_time=True)
+    header = {**send_back(0.0, 0, java=True).fields, "maxReconsumeTimes": "1"}
+    requests = [WireRequest(10.0, CONSUMER_SEND_MSG_BACK, {**header, "offset": "100"}, 0, 1),
+                WireRequest(12.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "1", "l": "1"}, 0, 16),
+                WireRequest(14.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "0"}),
+                WireRequest(1110.0, CONSUMER_SEND_MSG_BACK, {**header, "offset": "200"}),
+                WireRequest(2210.0, CONSUMER_SEND_MSG_BACK, {**header, "offset": "300"})]
+    stored = [StoredCopy(14.0, -1, "m0", 0, "%RETRY%G", 3, "fallback"), StoredCopy(1110.0, 200, "m0", 1, "%RETRY%G", 3),
+              StoredCopy(2210.0, 300, "m0", 2, "%DLQ%G", 0)]
+    run, verdicts, found = judge_java(workload, [first, restarted, retry], requests, stored, settings)
+    assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
+    assert found["SY-05"] == "conforms" and found["RS-14"] == "conforms", found
+    assert check_declarations(verdicts, run) == []

@@ -169,13 +169,19 @@ def standalone(cores: int = 2, memory: str = "2g") -> Iterator[Engine]:
         yield engine
 
 
+# The server is a long-lived engine: the throughput collector, whose pauses cost it less CPU than G1's concurrent
+# marking on a 2-core host (benchmarks/NOTES.md, "Engines").
+SERVER_JAVA_OPTIONS = "-XX:+UseParallelGC"
+
+
 def get_connect_settings(port: int) -> dict[str, str]:
     """The Connect server's settings: the embedded defaults of the job's local mode (reports/session.py), its gRPC
-    endpoint on loopback."""
+    endpoint on loopback, and its driver's JVM options (SERVER_JAVA_OPTIONS) in place of the embedded driver's."""
     from reports.session import LOCAL_DEFAULTS
 
     settings = {key: value for key, value in LOCAL_DEFAULTS.items() if key != "spark.driver.extraJavaOptions"}
-    return settings | {"spark.connect.grpc.binding.address": LOOPBACK, "spark.connect.grpc.binding.port": str(port)}
+    return settings | {"spark.connect.grpc.binding.address": LOOPBACK, "spark.connect.grpc.binding.port": str(port),
+                       "spark.driver.extraJavaOptions": SERVER_JAVA_OPTIONS}
 
 
 def is_listening(port: int) -> bool:

@@ -40,3 +40,11 @@ def test_remote_paths_that_the_job_cannot_reach_are_one_line(report_inputs, tmp_
         2,
         "error: with --remote, INPUT, --warehouse and --tables must be local paths\n",
     )
+
+
+def test_the_servers_driver_runs_the_throughput_collector(server):
+    """The server's JVM was started with the parallel collector (SERVER_JAVA_OPTIONS): its daemon log opens with
+    the java command line that spark-daemon.sh ran."""
+    commands = [line for log in server.logs.glob("*.out") for line in log.read_text().splitlines()
+                if line.startswith("Spark Command:")]
+    assert commands and all("-XX:+UseParallelGC" in line.split() for line in commands), commands

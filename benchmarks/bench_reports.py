@@ -1,16 +1,17 @@
 """Benchmark of the Spark aggregate (not a test): prints seconds, rows/s and the ratio to an equivalent DuckDB job.
 
     python benchmarks/bench_reports.py [--sizes 100000 1000000 5000000] [--work DIR] [--driver-memory 4g]
-                                       [--incremental-runs 5]
+                                       [--incremental-runs 5] [--repeats 1]
 
 Generates realistic report lines (the writer's own format and size: run lines, @given and stateful cases with rule
 features and timings, a few shrunk failures) in runs of 2 writers x 25k lines over the 11 tox configurations,
 then per size: full ingest + aggregate with Spark (JVM start timed separately), and the same pipeline in DuckDB, in
-one process, side by side. Last, one new run of ~50k lines ingested incrementally into the 100k warehouse plus the
-aggregate, as the command line runs it (a fresh process: JVM start included), 5 times (its median; the first after
-the large sizes may find Spark's jars evicted from the page cache, and a shared host's speed varies); and the same
-job 5 times in the benchmark's own JVM, warm from the sizes before it, which shows how much of a fresh process's
-time is the JVM's start and warm-up.
+one process, side by side, `--repeats` times alternating (from 3 repeats, the medians of the third on: Spark in a
+JVM that ran the job before, as a long-lived engine does). Last, one new run of ~50k lines ingested incrementally
+into the 100k warehouse plus the aggregate, as the command line runs it (a fresh process: JVM start included), 5
+times (its median; the first after the large sizes may find Spark's jars evicted from the page cache, and a shared
+host's speed varies); and the same job 5 times in the benchmark's own JVM, warm from the sizes before it, which
+shows how much of a fresh process's time is the JVM's start and warm-up.
 
 The DuckDB baseline (benchmarks/duckdb_job.py) does the job's work with the same lines, step by step: the
 records table (lines numbered, parsed with the job's schema, bad ones quarantined with the job's reasons, Parquet
@@ -223,6 +224,30 @@ def run_incremental_warm(spark, args: list[str], new: Path, repeats: int) -> lis
     return time_repeats(run, new, repeats, first=repeats)
 
 
+def measure_size(spark, work: Path, rows: int, repeats: int) -> None:
+    """Spark's whole job and DuckDB's on `rows` lines, alternating, `repeats` times; a line each."""
+    inputs = work / f"in-{rows}"
+    if not inputs.exists():
+        generate(inputs, rows)
+    megabytes = sum(f.stat().st_size for f in inputs.rglob("*.jsonl")) / 1e6
+    pairs = []
+    for repeat in range(repeats):
+        spark_s = run_spark(spark, inputs, work / f"spark-{rows}")
+        duck_s = duckdb_job.run_job(inputs, work / f"duck-{rows}", [(rule, "bench.md") for rule in RULE_POOL])
+        pairs.append((spark_s, duck_s))
+        print(f"{rows:>10} {megabytes:>7.0f} {repeat + 1:>6} {spark_s:>8.1f} {duck_s:>9.1f} "
+              f"{spark_s / duck_s:>13.2f} {rows / spark_s:>13.0f}", flush=True)
+    if len(pairs) > 2:
+        print_warm_ratio(rows, pairs[2:])
+
+
+def print_warm_ratio(rows: int, pairs: list[tuple[float, float]]) -> None:
+    """The medians of the repeats from the third on: Spark in a JVM that ran this job twice before (a warm engine)."""
+    spark_s, duck_s = (statistics.median(times) for times in zip(*pairs, strict=True))
+    print(f"{rows:>10} warm (repeats 3-{len(pairs) + 2}, medians): spark {spark_s:.1f} s, duckdb {duck_s:.1f} s, "
+          f"spark/duckdb {spark_s / duck_s:.2f}", flush=True)
+
+
 def print_incremental(label: str, seconds: list[float]) -> None:
     median, best = statistics.median(seconds), min(seconds)
     print(f"{label}, {len(seconds)} runs: median {median:.1f} s, best {best:.1f} s; all (in order): ", end="")
@@ -235,6 +260,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temporary one)")
     parser.add_argument("--driver-memory", default="4g")
     parser.add_argument("--incremental-runs", type=int, default=5, help="repeats of the incremental run")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each size, Spark and DuckDB alternating; from 3, the medians of the third on")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-reports-"))
     from reports.session import get_spark
@@ -242,16 +269,10 @@ def main() -> None:
     started = time.perf_counter()
     spark = get_spark(conf={"spark.driver.memory": args.driver_memory})
     print(f"JVM + SparkSession start: {time.perf_counter() - started:.1f} s")
-    print(f"{'rows':>10} {'MB':>7} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13} {'spark rows/s':>13}")
+    print(f"{'rows':>10} {'MB':>7} {'repeat':>6} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13}", end="")
+    print(f" {'spark rows/s':>13}")
     for rows in args.sizes:
-        inputs = work / f"in-{rows}"
-        if not inputs.exists():
-            generate(inputs, rows)
-        megabytes = sum(f.stat().st_size for f in inputs.rglob("*.jsonl")) / 1e6
-        spark_s = run_spark(spark, inputs, work / f"spark-{rows}")
-        duck_s = duckdb_job.run_job(inputs, work / f"duck-{rows}", [(rule_id, "bench.md") for rule_id in RULE_POOL])
-        ratio = spark_s / duck_s
-        print(f"{rows:>10} {megabytes:>7.0f} {spark_s:>8.1f} {duck_s:>9.1f} {ratio:>13.2f} {rows / spark_s:>13.0f}")
+        measure_size(spark, work, rows, args.repeats)
     smallest = min(args.sizes)
     new = write_incremental_run(work)
     incremental = get_incremental_args(work / f"in-{smallest}", new, work / f"spark-{smallest}" / "warehouse", work)

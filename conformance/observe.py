@@ -132,9 +132,9 @@ def get_arrival_order(run: Run) -> tuple[str, ...]:
     deliveries off the topic itself; a key never delivered from it is left out."""
     first: dict[str, tuple[int, int]] = {}
     for delivery in run.deliveries:
-        record = delivery.message
-        if "RETRY_TOPIC" not in record["properties"]:
-            first.setdefault(delivery.uniq_key, (record["queueOffset"], record["queueId"]))
+        queue = get_delivery_queue(delivery.message)
+        if queue.topic == TOPIC:
+            first.setdefault(delivery.uniq_key, (delivery.message["queueOffset"], queue.queue_id))
     return tuple(sorted(first, key=first.__getitem__))
 
 

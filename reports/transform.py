@@ -23,16 +23,21 @@ TWO_RECORDS = r"\}\s*\{"
 def parse_lines(lines: DataFrame) -> DataFrame:
     """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null).
 
-    A UTF-8 byte order mark before a line is not part of it."""
+    A UTF-8 byte order mark before a line is not part of it. Each line is parsed once, as the only element of a
+    JSON array: two records on one line ("}{") are then not valid JSON, so only the lines that fail are searched
+    for "}...{" (a regular expression over every line cost more than the parse itself: benchmarks/NOTES.md)."""
     text = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
-    record = F.from_json(text, schema.RAW_LINE)
+    as_array = F.from_json(F.concat(F.lit("["), text, F.lit("]")), T.ArrayType(schema.RAW_LINE))
+    # What the JSON reader makes of the line alone (it reads the first value and ignores the rest) where the
+    # array is not valid JSON, or its first element not an object.
+    record = F.coalesce(F.get("as_array", 0), F.from_json(text, schema.RAW_LINE))
     version = F.col("record.report_schema")
-    # Only lines that hold "}...{" are parsed again, as the elements of an array: invalid unless "}{" is in a string.
-    wrapped = F.from_json(F.concat(F.lit("["), text, F.lit("]")), "array<struct<type:string>>")
+    # Not valid as an array, and holding "}...{": two records (a "}{" in a string leaves the array valid).
+    two = F.col("as_array").isNull() & F.col("text").rlike(TWO_RECORDS)
     reason = (
         F.when(F.col("record.type").isNull() & F.col("is_last"), F.lit("truncated last line (writer killed?)"))
         .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
-        .when(F.col("text").rlike(TWO_RECORDS) & wrapped.isNull(), F.lit("two JSON records on one line"))
+        .when(two, F.lit("two JSON records on one line"))
         .when(
             version.isNull() | (version != report_format.REPORT_SCHEMA_VERSION),
             F.concat(
@@ -40,7 +45,8 @@ def parse_lines(lines: DataFrame) -> DataFrame:
             ),
         )
     )
-    return lines.withColumn("record", record).withColumn("reason", reason)
+    parsed = lines.withColumn("as_array", as_array).withColumn("record", record)
+    return parsed.withColumn("reason", reason).drop("as_array")
 
 
 def select_records(parsed: DataFrame) -> DataFrame:

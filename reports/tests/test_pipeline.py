@@ -20,7 +20,7 @@ from pyspark.sql import types as T
 from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from benchmarks import duckdb_job  # noqa: E402
-from reports import extract, job, load, render_markdown, schema, site  # noqa: E402
+from reports import extract, job, load, render_markdown, schema, site, transform  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
@@ -373,6 +373,30 @@ def test_what_cannot_be_read_is_quarantined_with_its_reason_and_the_rest_counts_
     trend = {row["run_id"]: row["test_cases"] for row in results.trend}
     assert trend == {"r1": 6, "r4": 1, "r5": 1}
     assert results.configurations == [BASELINE_LABEL, TIGHT_LABEL]  # no "unknown": BOM and writer-less lines read
+
+
+PARSED = [  # a line as written, and (its type as read, why it is quarantined)
+    ('{"type": "test_case", "report_schema": 1}', ("test_case", None)),
+    ('\ufeff{"type": "info", "report_schema": 1}', ("info", None)),
+    ('{"type": "a", "report_schema": 1}{"type": "b", "report_schema": 1}', ("a", "two JSON records on one line")),
+    ('{"type": "a", "report_schema": 1} \t {"type": "b"}', ("a", "two JSON records on one line")),
+    ('{"type": "a", "report_schema": 1, "message": "}{ and } {"}', ("a", None)),
+    ('{"type": "a", "report_schema": 1, "steps": "many"}', ("a", None)),
+    ('{"type": "a", "report_schema": 2}', ("a", "unknown report schema version 2")),
+    ("null", (None, "not a JSON report line")),
+    ('[{"type": "a", "report_schema": 1}]', (None, "not a JSON report line")),
+    ('{"type": "a", "report_sch', (None, "truncated last line (writer killed?)")),
+]
+
+
+def test_each_line_is_read_once_and_two_records_on_one_line_are_told_from_braces_in_a_string(spark):
+    """parse_lines reads each line as the one element of an array; only a line that is not valid that way is
+    searched for two records."""
+    rows = [("r", "f", n, text, n == len(PARSED)) for n, (text, _) in enumerate(PARSED, 1)]
+    lines = create_frame(spark, rows, schema.LINES.add("is_last", T.BooleanType()))
+    parsed = transform.parse_lines(lines).orderBy("line").select("record.type", "record.steps", "reason").collect()
+    assert [(row["type"], row["reason"]) for row in parsed] == [expected for _, expected in PARSED]
+    assert parsed[5]["steps"] is None  # a field of the wrong type is null, the rest of the line is read
 
 
 JOBS = 2

@@ -1,7 +1,7 @@
 """Benchmark of the Spark aggregate (not a test): prints seconds, rows/s and the ratio to an equivalent DuckDB job.
 
     python benchmarks/bench_reports.py [--sizes 100000 1000000 5000000] [--work DIR] [--driver-memory 4g]
-                                       [--incremental-runs 5] [--repeats 1]
+                                       [--incremental-runs 5] [--repeats 1] [--engine local|connect]
 
 Generates realistic report lines (the writer's own format and size: run lines, @given and stateful cases with rule
 features and timings, a few shrunk failures) in runs of 2 writers x 25k lines over the 11 tox configurations,
@@ -12,6 +12,10 @@ into the 100k warehouse plus the aggregate, as the command line runs it (a fresh
 times (its median; the first after the large sizes may find Spark's jars evicted from the page cache, and a shared
 host's speed varies); and the same job 5 times in the benchmark's own JVM, warm from the sizes before it, which
 shows how much of a fresh process's time is the JVM's start and warm-up.
+
+With `--engine connect` the sizes and the warm incremental runs go through a Spark Connect server started for the
+benchmark (engines/launch.py, the long-lived engine of `python -m reports aggregate --remote`; needs the `connect`
+extra): the server's start is timed apart, and its driver has `--driver-memory`.
 
 The DuckDB baseline (benchmarks/duckdb_job.py) does the job's work with the same lines, step by step: the
 records table (lines numbered, parsed with the job's schema, bad ones quarantined with the job's reasons, Parquet
@@ -210,7 +214,10 @@ def run_incremental(args: list[str], new: Path, repeats: int) -> list[float]:
     """The new run through the command line, in a fresh process (JVM start included), `repeats` times. The first
     repeat after a large run may find the JVM's files evicted from the page cache."""
     command = [sys.executable, "-m", "reports", "aggregate", *args]
-    return time_repeats(lambda: subprocess.run(command, cwd=ROOT, check=True, capture_output=True), new, repeats)
+    # A Spark Connect session marks this process's environment as Connect mode; the command runs its own driver.
+    env = {key: value for key, value in os.environ.items() if key != "SPARK_CONNECT_MODE_ENABLED"}
+    options = {"cwd": ROOT, "env": env, "check": True, "capture_output": True}
+    return time_repeats(lambda: subprocess.run(command, **options), new, repeats)
 
 
 def run_incremental_warm(spark, args: list[str], new: Path, repeats: int) -> list[float]:
@@ -262,13 +269,37 @@ def main() -> None:
     parser.add_argument("--incremental-runs", type=int, default=5, help="repeats of the incremental run")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each size, Spark and DuckDB alternating; from 3, the medians of the third on")
+    parser.add_argument("--engine", choices=["local", "connect"], default="local",
+                        help="the embedded driver, or a Spark Connect server started for the benchmark")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-reports-"))
+    started = time.perf_counter()
+    with open_session(args.engine, args.driver_memory) as spark:
+        print(f"{args.engine}: JVM + SparkSession start: {time.perf_counter() - started:.1f} s")
+        measure(spark, work, args)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def open_session(engine: str, driver_memory: str):
+    """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`); stopped after."""
     from reports.session import get_spark
 
-    started = time.perf_counter()
-    spark = get_spark(conf={"spark.driver.memory": args.driver_memory})
-    print(f"JVM + SparkSession start: {time.perf_counter() - started:.1f} s")
+    if engine == "local":
+        spark = get_spark(conf={"spark.driver.memory": driver_memory})
+        yield spark
+        spark.stop()
+        return
+    from engines import launch
+
+    with launch.connect_server(driver_memory=driver_memory) as server:
+        spark = get_spark(remote=server.url)
+        yield spark
+        spark.stop()
+
+
+def measure(spark, work: Path, args: argparse.Namespace) -> None:
     print(f"{'rows':>10} {'MB':>7} {'repeat':>6} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13}", end="")
     print(f" {'spark rows/s':>13}")
     for rows in args.sizes:
@@ -277,12 +308,9 @@ def main() -> None:
     new = write_incremental_run(work)
     incremental = get_incremental_args(work / f"in-{smallest}", new, work / f"spark-{smallest}" / "warehouse", work)
     warm = run_incremental_warm(spark, incremental, new, args.incremental_runs)
-    spark.stop()
     print(f"incremental: one 50k-line run into the {smallest}-row warehouse + aggregate")
     print_incremental("  fresh process (JVM start included)", run_incremental(incremental, new, args.incremental_runs))
-    print_incremental("  in the warm benchmark JVM (no start, no warm-up)", warm)
-    if args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
+    print_incremental(f"  through the warm engine ({args.engine}: no start, no warm-up)", warm)
 
 
 if __name__ == "__main__":

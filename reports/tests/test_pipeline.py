@@ -436,13 +436,15 @@ def test_concurrent_aggregates_count_like_one(spark, ingested, tmp_path):
         assert {key: found[key] for key in expected} == expected
 
 
+# Found in 50 generated examples whatever the run's seed (no miss in 3,000 seeds; `n < 10**11` missed 9 % of seeds,
+# and the test failed with them), and the counterexample is the seed's own: there is no shrink phase.
 PLANTED = """
 from hypothesis import Phase, given, settings, strategies as st
 
 @settings(phases=[Phase.generate], max_examples=50)
 @given(st.integers(0, 10**12))
 def test_planted(n):
-    assert n < 10**11, f"planted: {n}"
+    assert n < 10**6, f"planted: {n}"
 """
 
 

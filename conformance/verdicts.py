@@ -86,14 +86,17 @@ def get_default_max_verdict(run: Run, prediction: Prediction) -> tuple[str, str]
 ORDERLY_RETRY_STATUSES = frozenset({"SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION", "NULL"})
 
 
-def get_orderly_retry_verdict(run: Run) -> tuple[str, str] | None:
-    """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between)."""
+def get_orderly_retry_verdict(run: Run, prediction: Prediction) -> tuple[str, str] | None:
+    """[OR-07] An orderly local retry shows the message with reconsumeTimes + 1 (no restart in between). At the
+    maximum the message is given up instead (sent to %RETRY%, its count kept, OR-08); without autoCommit a later
+    ROLLBACK puts it back unchanged, so it may come again at the same count."""
     if run.workload.mode != "orderly" or run.workload.restart_after is not None:
         return None
     previous, flat = {}, []
     for d in run.deliveries:
         before = previous.get(d.uniq_key)
         if before is not None and before.status in ORDERLY_RETRY_STATUSES \
+                and before.reconsume_times < prediction.max_reconsume_times \
                 and d.reconsume_times <= before.reconsume_times:
             flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
         previous[d.uniq_key] = d
@@ -364,7 +367,7 @@ CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdic
           "RB-05": lambda run, _p: get_persist_verdict(run),
           "CC-09": lambda run, _p: get_broadcasting_verdict(run),
           "SY-08": lambda run, _p: get_broadcasting_verdict(run),
-          "OR-07": lambda run, _p: get_orderly_retry_verdict(run), "CFG-02": get_default_max_verdict,
+          "OR-07": get_orderly_retry_verdict, "CFG-02": get_default_max_verdict,
           "CC-06": get_fault_verdict(SEND_BACK_FAULT_KINDS,
                                      "each message came back as the 4.9.8 client's (fallback send, else local retry)"),
           "CC-07": get_fault_verdict(("broker_not_writeable",), "the fallback failed too; retried locally 5 s later"),

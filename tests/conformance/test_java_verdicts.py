@@ -235,3 +235,32 @@ def test_a_fallback_stored_by_the_producers_retry_starts_the_count_again(_):
     assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
     assert found["SY-05"] == "conforms" and found["RS-14"] == "conforms", found
     assert check_declarations(verdicts, run) == []
+
+
+@once
+@given(st.just(None))
+def test_a_given_up_message_that_a_rollback_puts_back_comes_again_at_its_count(_):
+    """ConsumeMessageOrderlyService.checkReconsumeTimes 4.9.8: at maxReconsumeTimes 1, m0's EXCEPTION at
+    reconsumeTimes 1 gives it up (sent to %RETRY%, the count kept); without autoCommit, m2's ROLLBACK puts m0 back,
+    and it comes again at 1. The OR-07 verdict called that a retry not counted, in CI (this run's deliveries)."""
+    workload = Workload((MessageSpec("m0", None, 2, ("NULL", "EXCEPTION")),
+                         MessageSpec("m1", None, 2, ("SUCCESS", "SUSPEND_CURRENT_QUEUE_A_MOMENT")),
+                         MessageSpec("m2", "TagB", 2, ("ROLLBACK", "NULL", "ROLLBACK", "NULL"))),
+                        mode="orderly", auto_commit=False)
+    deliveries = orderly_deliveries([(0.0, "m1", 0, "SUCCESS"), (3.0, "m0", 0, "NULL"), (1024.0, "m0", 1, "EXCEPTION"),
+                                     (1037.0, "m2", 0, "ROLLBACK"), (2040.0, "m0", 1, "SUCCESS"),
+                                     (2041.0, "m2", 0, "NULL"), (3045.0, "m2", 1, "ROLLBACK"),
+                                     (4047.0, "m0", 1, "SUCCESS"), (4048.0, "m2", 1, "NULL")],
+                                    {"m0": 0, "m1": 0, "m2": 1})
+    for put_back in (deliveries[4], deliveries[7]):  # the give-up's send marked the client's message object
+        put_back.message["properties"]["RETRY_TOPIC"] = "TopicTest"
+    requests = [WireRequest(1034.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "1", "l": "1"}),
+                WireRequest(4050.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "j": "1", "l": "1"})]
+    stored = [StoredCopy(1034.0, -1, "m0", 1, "%DLQ%G", 0, "fallback"),
+              StoredCopy(4050.0, -1, "m2", 1, "%DLQ%G", 0, "fallback")]
+    settings = RunSettings(retry_max_times=2, max_reconsume_times=1)
+    run, verdicts, found = judge_java(workload, deliveries, requests, stored, settings)
+    assert found["OR-07"] == "conforms", [v for v in verdicts if v.status == "deviates"]
+    assert check_declarations(verdicts, run) == []
+    _, _, unbounded = judge_java(workload, deliveries, requests, stored, evolve(settings, max_reconsume_times=2))
+    assert unbounded["OR-07"] == "deviates"  # below the maximum, the same count again is a retry not counted

@@ -25,7 +25,7 @@ def parse_lines(lines: DataFrame) -> DataFrame:
 
     A UTF-8 byte order mark before a line is not part of it. Each line is parsed once, as the only element of a
     JSON array: two records on one line ("}{") are then not valid JSON, so only the lines that fail are searched
-    for "}...{" (a regular expression over every line cost more than the parse itself: benchmarks/NOTES.md)."""
+    for "}...{" with a regular expression, not every line (benchmarks/NOTES.md, "reports/")."""
     text = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
     as_array = F.from_json(F.concat(F.lit("["), text, F.lit("]")), T.ArrayType(schema.RAW_LINE))
     # What the JSON reader makes of the line alone (it reads the first value and ignores the rest) where the

@@ -74,17 +74,19 @@ OpenClient = Callable[[StartRequest, OutcomeScript, str | None], Consumer]
 def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float, limit_s: float,
                      deliveries: int | None = None) -> None:
     """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
-    on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`."""
+    on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`. A delayed copy falling
+    due starts the QUIET_S again: the client has yet to pull and consume it."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
         requests = backend.get_requests()
         sent_back = [r for r in requests if r.code == CONSUMER_SEND_MSG_BACK]
-        now = (sum(len(c.deliveries) for c in consumers), len(sent_back))
+        delayed = backend.has_delayed()
+        now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed)
         if deliveries is not None and now[0] >= deliveries:
             return
         if now != seen:
             seen, quiet_since = now, time.monotonic()
-        elif time.monotonic() - quiet_since >= QUIET_S and not backend.has_delayed() \
+        elif time.monotonic() - quiet_since >= QUIET_S and not delayed \
                 and time.monotonic() >= get_failure_wait_end_s(requests):
             return
         time.sleep(POLL_S)

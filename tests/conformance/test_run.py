@@ -4,12 +4,20 @@ CLUSTERING run produces before the client starts."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from attrs import evolve
 
 from conformance.harness import SETTINGS
 from conformance.observe import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, WireRequest
-from conformance.run import LOCAL_RETRY_QUIET_S, PULL_RETRY_QUIET_S, get_failure_wait_end_s, run_workload
+from conformance.run import (
+    LOCAL_RETRY_QUIET_S,
+    PULL_RETRY_QUIET_S,
+    get_failure_wait_end_s,
+    run_workload,
+    wait_until_quiet,
+)
 from conformance.workload import MessageSpec, Workload
 
 pytestmark = pytest.mark.timeout(60)
@@ -88,3 +96,24 @@ def test_a_run_waits_out_the_clients_answer_to_each_failure():
     assert get_failure_wait_end_s([found, failed_pull, empty]) == 3.0 + PULL_RETRY_QUIET_S
     unanswered = WireRequest(4_000, CONSUMER_SEND_MSG_BACK, {}, 0, None)
     assert get_failure_wait_end_s([failed_pull, unanswered]) == 4.0 + LOCAL_RETRY_QUIET_S
+
+
+class DelayedUntil(FakeBackend):
+    """Holds a delayed copy until `due` on the monotonic clock."""
+
+    def __init__(self, due: float):
+        super().__init__([])
+        self.due = due
+
+    def has_delayed(self):
+        return time.monotonic() < self.due
+
+
+def test_a_delayed_copy_falling_due_starts_the_quiet_period_again(monkeypatch):
+    """Seen in a 30-example Java run: the fallback's copy fell due after the run had been quiet for QUIET_S, and the
+    run stopped the client before it pulled the copy (fate "lost"). Now the run waits QUIET_S after it falls due."""
+    monkeypatch.setattr("conformance.run.QUIET_S", 0.3)
+    started = time.monotonic()
+    backend = DelayedUntil(started + 0.5)
+    wait_until_quiet(backend, [], started, limit_s=10.0)
+    assert time.monotonic() >= backend.due + 0.3

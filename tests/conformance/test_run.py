@@ -112,8 +112,9 @@ class DelayedUntil(FakeBackend):
 def test_a_delayed_copy_falling_due_starts_the_quiet_period_again(monkeypatch):
     """Seen in a 30-example Java run: the fallback's copy fell due after the run had been quiet for QUIET_S, and the
     run stopped the client before it pulled the copy (fate "lost"). Now the run waits QUIET_S after it falls due."""
-    monkeypatch.setattr("conformance.run.QUIET_S", 0.3)
+    quiet = 3 / 10
+    monkeypatch.setattr("conformance.run.QUIET_S", quiet)
     started = time.monotonic()
-    backend = DelayedUntil(started + 0.5)
-    wait_until_quiet(backend, [], started, limit_s=10.0)
-    assert time.monotonic() >= backend.due + 0.3
+    backend = DelayedUntil(started + 5 / 10)
+    wait_until_quiet(backend, [], started, limit_s=10)
+    assert time.monotonic() >= backend.due + quiet

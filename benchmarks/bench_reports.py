@@ -282,18 +282,20 @@ def main() -> None:
 
 
 @contextlib.contextmanager
-def open_session(engine: str, driver_memory: str):
-    """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`); stopped after."""
+def open_session(engine: str, driver_memory: str | None = None):
+    """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`), with
+    `driver_memory` (else each one's default); stopped after."""
     from reports.session import get_spark
 
     if engine == "local":
-        spark = get_spark(conf={"spark.driver.memory": driver_memory})
+        spark = get_spark(conf={"spark.driver.memory": driver_memory} if driver_memory else None)
         yield spark
         spark.stop()
         return
     from engines import launch
 
-    with launch.connect_server(driver_memory=driver_memory) as server:
+    server_context = launch.connect_server(driver_memory=driver_memory) if driver_memory else launch.connect_server()
+    with server_context as server:
         spark = get_spark(remote=server.url)
         yield spark
         spark.stop()

@@ -28,10 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_reports import renew, write_run  # noqa: E402
-from engines import launch  # noqa: E402
+from benchmarks.bench_reports import open_session, renew, write_run  # noqa: E402
 from reports import job  # noqa: E402
-from reports.session import get_spark  # noqa: E402
 
 NEW_RUN = "bench-incremental"
 INGEST_SECONDS: list[float] = []  # job.ingest's seconds, one per job run (timed by a wrapper, below)
@@ -73,23 +71,9 @@ def run_job(spark, arguments: list[str]) -> float:
     return time.perf_counter() - started
 
 
-@contextlib.contextmanager
-def open_engine(name: str):
-    """A warm session of the engine: `local` embedded here, `connect` a Connect server's."""
-    if name == "local":
-        spark = get_spark()
-        yield spark
-        spark.stop()
-        return
-    with launch.connect_server() as server:
-        spark = get_spark(remote=server.url)
-        yield spark
-        spark.stop()
-
-
 def measure(name: str, work: Path, args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    with open_engine(name) as spark:
+    with open_session(name) as spark:
         print(f"{name}: engine up in {time.perf_counter() - started:.1f} s", flush=True)
         small = fill(spark, work / name, work / "new", "1", 1, args.base_lines)
         large = fill(spark, work / name, work / "new", str(args.runs), args.runs, args.base_lines)

@@ -39,6 +39,7 @@ from model.values.message import is_retry_topic
 from model.values.names import GROUP
 from properties.coverage import record_rules
 from properties.expected import expect_violation
+from properties.steps import run
 from properties.suite import RETRY_PRESETS, get_suite_config
 
 # "c0" sorts first: when it joins, AllocateMessageQueueAveragely moves queues between the others.
@@ -350,32 +351,24 @@ def test_a_lease_expiring_mid_consume_breaks_exclusivity():
 
 
 
-def run_events(system, *events):
-    seen = []
-    for event_ in events:
-        system, observations = step(system, event_)
-        seen += observations
-    return system, seen
-
-
 @given(retries=st.integers(1, 3), auto_commit=st.booleans())
 def test_a_crash_takes_the_local_retry_count_with_the_process_queue(retries, auto_commit):
     """OR-11 on purpose (the machines meet it only when a crash falls under a running listener): c1 retries m0
     locally `retries` times and crashes with the last retry running; that answer is discarded, and c2 gets m0 with
     the broker's stored reconsumeTimes, 0."""
     system = create_system(create_orderly_config(message_model="clustering", max_reconsume_times=-1), ("c1", "c2"))
-    system, seen = run_events(system, Produce("m0", queue_id=0), Advance(3_010))
+    system, seen = run(system, Produce("m0", queue_id=0), Advance(3_010))
     invoked = [o for o in seen if isinstance(o, ListenerInvoked)]
     owner = system.requests[invoked[0].request_id].client_id
     suspend = OrderlyResult(OrderlyStatus.SUSPEND, auto_commit)
     for _ in range(retries):
-        system, seen = run_events(system, CompleteConsume(invoked[-1].request_id, suspend), Advance(system.now + 1_000))
+        system, seen = run(system, CompleteConsume(invoked[-1].request_id, suspend), Advance(system.now + 1_000))
         invoked += [o for o in seen if isinstance(o, ListenerInvoked)]
     assert [m.reconsume_times for o in invoked for m in o.messages] == list(range(retries + 1))
-    system, seen = run_events(system, Crash(owner), CompleteConsume(invoked[-1].request_id, suspend))
+    system, seen = run(system, Crash(owner), CompleteConsume(invoked[-1].request_id, suspend))
     (lost,) = [o for o in seen if isinstance(o, OrderlyProcessed)]
     assert lost.discarded and (lost.commit_offset, lost.sent) == (-1, ()), lost
-    system, seen = run_events(system, Advance(system.now + 120_000))
+    system, seen = run(system, Advance(system.now + 120_000))
     again = [(system.requests[o.request_id].client_id, o.messages) for o in seen if isinstance(o, ListenerInvoked)]
     assert [(client, [m.reconsume_times for m in messages]) for client, messages in again] == [
         ({"c1": "c2", "c2": "c1"}[owner], [0])]

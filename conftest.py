@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
-from conformance.clients import java as java_client
+from conformance.runner.clients import java as java_client
 from properties.suite import check_environment, get_suite_config
-from reports import run_context
+from runenv import run_context
 
 FAST = {"max_examples": 20, "stateful_step_count": 30, "deadline": None}
 DEEP = {"max_examples": 400, "stateful_step_count": 100, "deadline": None}

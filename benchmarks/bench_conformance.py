@@ -21,12 +21,12 @@ from pathlib import Path
 
 from attrs import evolve
 
-from conformance.backends.model import open_model_backend
-from conformance.clients.cpp import CppConsumer
-from conformance.clients.driver import StartRequest
-from conformance.clients.java import JavaConsumer
 from conformance.harness import SETTINGS, get_fresh_names
-from conformance.workload import MessageSpec, Workload
+from conformance.history.workload import MessageSpec, Workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.clients.cpp import CppConsumer
+from conformance.runner.clients.driver import StartRequest
+from conformance.runner.clients.java import JavaConsumer
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance.backends.loopback import get_namespace_command, is_loopback_only  # noqa: E402
-from conformance.backends.remoting_client import RemotingClient  # noqa: E402
-from conformance.backends.rocketmq import RocketMQSession  # noqa: E402
-from conformance.backends.settings_table import get_real_broker_conf  # noqa: E402
+from conformance.runner.backends.loopback import get_namespace_command, is_loopback_only  # noqa: E402
+from conformance.runner.backends.remoting_client import RemotingClient  # noqa: E402
+from conformance.runner.backends.rocketmq import RocketMQSession  # noqa: E402
+from conformance.runner.backends.settings_table import get_real_broker_conf  # noqa: E402
 
 
 class CountingClient:
@@ -79,8 +79,8 @@ def measure_cases(cases: int, tmp: Path, seed: int) -> tuple:
 def measure_both_backends(real, drawn: list) -> tuple[float, float]:
     """The same sequences sent to the real broker and to the model-backed server and compared (as
     differential/test_backends_agree.py does): cases/s, wall seconds."""
-    from conformance.backends.settings_table import get_model_broker_settings
-    from conformance.server.runner import run_server
+    from conformance.runner.backends.settings_table import get_model_broker_settings
+    from conformance.runner.server.runner import run_server
     from differential.compare import Target, describe_differences, run_sequence
 
     with run_server(get_model_broker_settings()) as runner:

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import duckdb_job  # noqa: E402
 from reports import job  # noqa: E402
-from reports.report_format import compact_observation, make_run_line  # noqa: E402
+from runenv.report_format import compact_observation, make_run_line  # noqa: E402
 
 LINES_PER_WRITER = 25_000
 CONFIGS = [

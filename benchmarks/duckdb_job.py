@@ -26,8 +26,8 @@ from pyspark.sql import types as T
 
 from reports import schema
 from reports.clients import STATUSES
-from reports.report_format import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
 from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
+from runenv.report_format import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
 
 DUCKDB_TYPES = {T.StringType: "VARCHAR", T.IntegerType: "INTEGER", T.LongType: "BIGINT", T.DoubleType: "DOUBLE"}
 

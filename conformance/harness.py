@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-from conformance.observe import Run
-from conformance.predict import RunSettings
+from conformance.checker.verdicts import check_declarations, judge, predict_run
+from conformance.history.records import Run, RunSettings
 from conformance.report import record_findings, record_verdicts
-from conformance.verdicts import check_declarations, judge, predict_run
 
 # The broker settings of every conformance run: a delay table of 1 s steps (retries start at level 3) and a small
 # group retryMaxTimes, so a poison message reaches the DLQ in seconds. The real broker's unit is also the second.

@@ -27,11 +27,11 @@ from pathlib import Path
 
 from hypothesis import currently_in_test_context, event
 
-from conformance.deviations import get_declared
-from conformance.predict import JAVA_CLIENT
-from conformance.verdicts import Verdict
-from reports import run_context
-from reports.report_format import REPORT_SCHEMA_VERSION
+from conformance.checker.deviations import get_declared
+from conformance.checker.predict import JAVA_CLIENT
+from conformance.checker.verdicts import Verdict
+from runenv import run_context
+from runenv.report_format import REPORT_SCHEMA_VERSION
 
 LOCK = threading.Lock()
 # Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.

@@ -5,8 +5,8 @@ property suite's reports, so that the aggregate's rule x client matrix holds eve
 by side (one thread each; every run has its own server and ports), each client's workloads in turn.
 
 A client that cannot run here is recorded with the reason (conformance/report.py's record_unavailable); ali-ons is
-installed first (`npm ci`, conformance/clients/node.py) where node and npm are. Exit status 1 when a run failed: an
-undeclared deviation, a declared one that did not show, a client that did not start.
+installed first (`npm ci`, conformance/runner/clients/node.py) where node and npm are. Exit status 1 when a run failed:
+an undeclared deviation, a declared one that did not show, a client that did not start.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from attrs import frozen
 
-from conformance.clients import cpp, java, node
+from conformance.history.workload import Fault, MessageSpec, Workload
 from conformance.report import record_unavailable
+from conformance.runner.clients import cpp, java, node
 from conformance.suite.full_run import run_and_judge
-from conformance.workload import Fault, MessageSpec, Workload
 
 # (workload, the client's maxReconsumeTimes): produce -> fail -> retry -> DLQ; a retry answered RECONSUME_LATER
 # beside a message that succeeds; a refused send-back and the client's fallback.
@@ -39,7 +39,7 @@ class Client:
     name: str
     get_version: object  # () -> str
     get_unavailable_reason: object  # () -> str | None
-    open_client: object  # conformance.run.OpenClient
+    open_client: object  # conformance.runner.run.OpenClient
 
 
 def get_node_version() -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from conformance.backends.broker_client import BrokerClient
+from conformance.runner.backends.broker_client import BrokerClient
 from differential.example import Names, Outcome, Run, settle
 from differential.steps import Step
 

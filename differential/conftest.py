@@ -1,6 +1,6 @@
 """The differential suite. It runs inside a loopback-only network namespace (tox env ``differential-broker``):
 
-    python -m conformance.backends.loopback python -m pytest differential
+    python -m conformance.runner.backends.loopback python -m pytest differential
 
 Tests take the ``target`` fixture (each backend the session has) or ``rocketmq`` (the real broker only). Tests
 marked ``rules(...)`` leave one record per rule and backend in the run's report directory (differential/rules.py).
@@ -13,7 +13,7 @@ import pytest
 from differential.compare import Target
 from differential.rules import CLIENT_RECORDS_NAME, RECORDS_NAME, make_record, write_rule_records
 
-pytest_plugins = ("conformance.backends.fixtures",)
+pytest_plugins = ("conformance.runner.backends.fixtures",)
 
 REAL_BROKER_NAME = "broker-a"
 
@@ -71,7 +71,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_unconfigure(config):
-    from conformance.backends.fixtures import get_logs_dir
+    from conformance.runner.backends.fixtures import get_logs_dir
 
     records = getattr(config, "rmqspec_rule_records", [])
     if records:

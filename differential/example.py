@@ -15,10 +15,10 @@ import uuid
 
 import attrs
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient, get_locked_queue_ids
 from conformance.codec.message import StoredMessage, decode_message_id, decode_messages
 from conformance.codec.remoting import RemotingCommand as Command
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient, get_locked_queue_ids
 from differential import steps as s
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from conformance.backends.rocketmq import DEBIAN_JARS
+from conformance.runner.backends.rocketmq import DEBIAN_JARS
 
 SOURCE = Path(__file__).with_name("clients") / "CrashProbe.java"
 CLIENT_DIR = "shared/clients/java"

@@ -17,9 +17,9 @@ import attrs
 import immutables
 from attrs import evolve
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient
 from conformance.codec.message import StoredMessage
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient
 from differential.example import BOGUS_OFFSET, SCHEDULE_TOPIC, Names, Run
 from differential.steps import GROUP_SETTINGS
 from model.broker.retry_send import on_send_retry_message

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from reports.differential import BACKENDS, BROKER_RULES, find_newest_records, read_records, render_table
-from reports.run_context import get_reports_dir
+from runenv.run_context import get_reports_dir
 
 __all__ = ["BACKENDS", "BROKER_RULES", "main"]
 

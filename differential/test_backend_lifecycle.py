@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient
-from conformance.backends.rocketmq import RocketMQSession
-from conformance.backends.settings_table import get_real_broker_conf
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.rocketmq import RocketMQSession
+from conformance.runner.backends.settings_table import get_real_broker_conf
 from differential.example import Names, Run
 
 PORTS = {"namesrv_port": 9877, "broker_port": 10931}

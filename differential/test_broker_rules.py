@@ -8,14 +8,14 @@ import time
 
 import pytest
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient
+from conformance.codec.codes import GET_ALL_TOPIC_CONFIG
 from conformance.codec.message import decode_message_id
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient
 from differential.example import SCHEDULE_TOPIC, Names, Run, find_deliveries
 
 SUCCESS, SYSTEM_ERROR, NO_PERMISSION, GROUP_NOT_EXIST = 0, 1, 16, 26
 PULL_NOT_FOUND, PULL_OFFSET_MOVED = 19, 21
-GET_ALL_TOPIC_CONFIG = 21
 
 
 class Case:
@@ -256,7 +256,7 @@ def test_pull_answers(case):
 
 @pytest.mark.rules("LK-01", "LK-02")
 def test_locks(case):
-    from conformance.backends.broker_client import get_locked_queue_ids
+    from conformance.runner.backends.broker_client import get_locked_queue_ids
 
     group, name = case.group("q1"), case.run.broker_name
     assert get_locked_queue_ids(case.client.lock(group, "c1", name, case.topic, [0, 1])) == [0, 1]

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient
-from conformance.backends.rocketmq import RocketMQSession
-from conformance.backends.settings_table import get_real_broker_conf
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.rocketmq import RocketMQSession
+from conformance.runner.backends.settings_table import get_real_broker_conf
 from differential import java_probe
 from differential.example import Names, Run
 
@@ -113,8 +113,8 @@ def wait_for_keys(consumer, keys: set[str], timeout: float) -> set[str]:
 @pytest.mark.rules("SY-10")
 def test_cpp_at_least_once_across_a_broker_crash(broker, tmp_path):
     """rocketmq-client-cpp 1.2.3 through the same crash: every acknowledged message delivered at least once."""
-    from conformance.clients import cpp
-    from conformance.clients.driver import StartRequest
+    from conformance.runner.clients import cpp
+    from conformance.runner.clients.driver import StartRequest
 
     if (reason := cpp.get_unavailable_reason()) is not None:
         pytest.fail(f"the differential env installs rocketmq-client-cpp: {reason}")

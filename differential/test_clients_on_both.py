@@ -1,6 +1,6 @@
 """Real clients on both backends: RocketMQ's Java client 4.9.8 and rocketmq-client-cpp 1.2.3 run the same
 conformance workloads against the model-backed server and against RocketMQ 4.9.8 (through a recording proxy,
-conformance/backends/real_run.py), and per rule the verdict must be the same on both backends — or the
+conformance/runner/backends/real_run.py), and per rule the verdict must be the same on both backends — or the
 difference is one EXPLAINED lists, with its reason. Each (rule, client) pair is recorded for the report."""
 
 from __future__ import annotations
@@ -8,15 +8,17 @@ from __future__ import annotations
 import pytest
 from attrs import evolve
 
-from conformance.backends import admin
-from conformance.backends.model import open_model_backend
-from conformance.backends.real_run import open_real_backend
-from conformance.clients import cpp, java
+from conformance.checker.observe import get_observed_fates
+from conformance.checker.verdicts import LATE_BOUND_MS
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.observe import CONSUMER_SEND_MSG_BACK, get_observed_fates
-from conformance.run import run_workload
-from conformance.verdicts import LATE_BOUND_MS
-from conformance.workload import MessageSpec, Workload, poison_workload
+from conformance.history.workload import MessageSpec, Workload
+from conformance.runner.backends import admin
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.backends.real_run import open_real_backend
+from conformance.runner.clients import cpp, java
+from conformance.runner.run import run_workload
+from conformance.runner.workloads import poison_workload
 
 CLIENTS = {
     "java": (java.open_java_consumer, java.get_unavailable_reason),
@@ -73,7 +75,7 @@ def test_read_only_broker_during_consumption(rocketmq, client, tmp_path):
     re-registered read-only, so the route has no writeable queue (RS-07) — and 4.9.8 consumes m0 again locally 5 s
     later with reconsumeTimes 1 (CC-07), as the model-backed server's broker_not_writeable fault predicts.
     rocketmq-client-cpp 1.2.3 ignores the failed send-back (its documented CC-06 deviation,
-    conformance/clients/cpp.md): m0 is lost — the deviation shown on the real broker."""
+    conformance/runner/clients/cpp.md): m0 is lost — the deviation shown on the real broker."""
     workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
     group, instance = get_fresh_names(f"ro{client}")
     settings = evolve(SETTINGS, group=group, topic=f"T_{group}")

@@ -10,8 +10,8 @@ import struct
 
 import pytest
 
-from conformance.backends.remoting_client import RemotingClient, make_request
 from conformance.codec.remoting import encode_frame
+from conformance.runner.backends.remoting_client import RemotingClient, make_request
 
 CLOSED, NOT_SUPPORTED, SYSTEM_ERROR, SUCCESS = "closed", 3, 1, 0
 

@@ -12,9 +12,9 @@ import immutables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.backends import admin
-from conformance.backends.broker_client import BrokerClient, get_locked_queue_ids
-from conformance.backends.settings_table import DELAY_LEVELS, DELAY_SECONDS
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient, get_locked_queue_ids
+from conformance.runner.backends.settings_table import DELAY_LEVELS, DELAY_SECONDS
 from differential import model_oracle as oracle
 from differential.example import Names, Run, find_deliveries
 from model.broker.consumer_offsets import commit_offset, query_offset

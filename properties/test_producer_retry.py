@@ -27,8 +27,8 @@ from model.system.step import create_system, step
 from model.values.config import Config, ConsumeMode
 from model.values.message import Message, get_dlq_topic, get_retry_topic
 from model.values.names import GROUP as SYSTEM_GROUP
+from oracle.system_oracle import Ledger
 from properties.send_back_strategies import DLQ_TOPIC, GROUP, RETRY_TOPIC, VERSIONS, BrokerCase, get_destination
-from properties.system_oracle import Ledger
 
 NOW = 1_000_000
 GROUP_RETRY_MAX = 16  # SubscriptionGroupConfig's default retryMaxTimes

@@ -33,9 +33,9 @@ from model.system.step import GROUP, create_system, step
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import get_retry_topic, is_retry_topic
 from model.values.timer_heap import get_heap_items
+from oracle.system_oracle import Ledger
 from properties.coverage import record_rules
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
-from properties.system_oracle import Ledger
 
 CLIENTS = ("c1", "c2", "c3")
 # "Aa" and "BB" share a String.hashCode: the broker lets "BB" through a subscription to "Aa" (PL-04).

@@ -11,8 +11,8 @@ import os
 import subprocess
 import sys
 
-from reports import run_context
 from reports.spec_rules import ROOT
+from runenv import run_context
 
 SUITE = ["-m", "pytest", "-n", "auto", "--dist", "loadfile", "properties"]
 # The real clients' conformance runs (conformance/smoke.py): their verdicts join the run for the rule x client matrix.

@@ -15,13 +15,10 @@ import shutil
 import time
 from pathlib import Path
 
+from runenv.run_context import get_cache_dir
+
 QUIET = "-Xlog:cds*=off"  # the JVM's notes on classes it cannot archive go to stdout, where the summary goes
 STALE_SECONDS = 3600
-
-
-def get_cache_dir(environ) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(environ.get("RMQSPEC_CACHE_DIR") or f"{base}/rmqspec")
 
 
 def get_archive_path(cache_dir: Path, environ) -> Path | None:

@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reports.clients import combine_client_matrix
-from reports.report_format import CONFIGURATION_FIELDS
 from reports.transform import UNKNOWN, sum_by
+from runenv.report_format import CONFIGURATION_FIELDS
 
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "started_at", "configuration", "hypothesis_profile", "seed", "nodeid", "status_reason")

@@ -22,7 +22,7 @@ from pyspark.sql import types as T
 
 from reports import filesystem, schema
 from reports.local_frame import create_frame
-from reports.run_context import RUN_ID_RULE, is_valid_run_id
+from runenv.run_context import RUN_ID_RULE, is_valid_run_id
 
 REPORT_SUFFIXES = (".jsonl", ".jsonl.gz")  # Spark reads gzip files by their name
 # Files up to this size are read whole, one row each (a task holds a few copies of one); larger ones by blocks.

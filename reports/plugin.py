@@ -24,7 +24,7 @@ from hypothesis import settings
 # a second copy of every observation.
 from hypothesis.internal import observability
 
-from reports import run_context
+from runenv import run_context
 
 SEEDED_SUFFIX = "+seeded"
 # A test that passes although Hypothesis recorded a failing case asserted that counterexample (hypothesis.find,
@@ -43,7 +43,7 @@ class ReportWriter:
         # writer calls it); no public function does, and dataclasses.asdict would deep-copy arbitrary test values.
         from hypothesis.strategies._internal.utils import to_jsonable
 
-        from reports import report_format
+        from runenv import report_format
 
         self.format, self.to_jsonable = report_format, to_jsonable
         self.run = run

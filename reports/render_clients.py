@@ -82,7 +82,7 @@ def render_client_markdown(matrix: list[dict]) -> list[str]:
         lines.append(
             f"| {rule} | " + " | ".join(get_cell_text(cells.get((*c, rule)), c, missing) for c in clients) + " |"
         )
-    lines += ["", "n/a: the client lacks the feature; ·: no run judges it (conformance/rules.py says why)."]
+    lines += ["", "n/a: the client lacks the feature; ·: no run judges it (conformance/checker/rules.py says why)."]
     lines += [f"- {get_label(*c)}: not run — {printable(why)}" for c, why in missing.items()]
     deviations = get_deviations(matrix)
     if deviations:

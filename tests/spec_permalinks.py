@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from model.values.profiles import PROFILES
-from reports.run_context import SettingError
 from reports.spec_rules import get_rule_fields
+from runenv.run_context import SettingError
 
 PERMALINK = re.compile(
     r"https://github\.com/apache/rocketmq/blob/(?P<ref>[^/\s)]+)/(?P<path>[^\s)#]+)(?P<anchor>#[^\s)]*)?"

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from conformance.backends import BackendSettingError, get_backend_name
-from conformance.backends.loopback import NotLoopbackOnly, get_namespace_command, is_loopback_only
-from conformance.backends.rocketmq import get_binary_distribution, get_distribution, render_broker_conf
+from conformance.runner.backends import BackendSettingError, get_backend_name
+from conformance.runner.backends.loopback import NotLoopbackOnly, get_namespace_command, is_loopback_only
+from conformance.runner.backends.rocketmq import get_binary_distribution, get_distribution, render_broker_conf
 
 
 def test_backend_defaults_to_model_and_names_a_bad_value_in_one_line():
@@ -40,7 +40,7 @@ def test_namespace_command_brings_lo_up_then_runs_the_command_unchanged():
 
 
 def test_the_real_broker_refuses_to_start_outside_a_loopback_only_namespace(tmp_path):
-    from conformance.backends.rocketmq import Distribution, RocketMQ
+    from conformance.runner.backends.rocketmq import Distribution, RocketMQ
 
     broker = RocketMQ(Distribution((), tmp_path, "4.9.8"), tmp_path, {})
     if is_loopback_only():  # already isolated: the guard lets it through, so check the guard's own answer
@@ -52,7 +52,7 @@ def test_the_real_broker_refuses_to_start_outside_a_loopback_only_namespace(tmp_
 
 def test_loopback_launcher_runs_its_command_where_only_lo_exists():
     probe = "import socket; print(sorted(n for _, n in socket.if_nameindex()))"
-    result = subprocess.run([sys.executable, "-m", "conformance.backends.loopback", sys.executable, "-c", probe],
+    result = subprocess.run([sys.executable, "-m", "conformance.runner.backends.loopback", sys.executable, "-c", probe],
                             capture_output=True, text=True, timeout=30)
     assert result.stdout.strip() == "['lo']", result.stderr
 

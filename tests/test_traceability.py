@@ -128,7 +128,7 @@ def test_every_model_link_is_a_module():
 
 
 def test_every_checked_by_name_resolves():
-    known = defined_names("properties", "tests", "model", "conformance", "differential")
+    known = defined_names("properties", "tests", "model", "conformance", "differential", "oracle")
     known |= module_level_names("properties")
     known |= parameters_and_fields("properties")
     missing = [

@@ -1,5 +1,5 @@
 """The full run ends with its rule x client matrix: per client, how many rules conform, deviate, are not applicable
-or not judged (conformance/rules.py says why), and which deviate."""
+or not judged (conformance/checker/rules.py says why), and which deviate."""
 
 from __future__ import annotations
 

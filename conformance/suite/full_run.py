@@ -14,12 +14,12 @@ from attrs import evolve
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from conformance.backends.model import open_model_backend
-from conformance.deviations import COUNTEREXAMPLES, get_declared
+from conformance.checker.deviations import COUNTEREXAMPLES, get_declared
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.observe import Run
-from conformance.run import OpenClient, run_workload
-from conformance.workload import Fault, MessageSpec, Workload
+from conformance.history.records import Run
+from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.run import OpenClient, run_workload
 
 EXAMPLES = int(os.environ.get("RMQSPEC_CONFORMANCE_EXAMPLES", "8"))
 REAL = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
@@ -41,7 +41,7 @@ def run_and_judge(open_client: OpenClient, workload: Workload, client_max: int, 
 
 
 def get_counterexamples(client: tuple[str, str]) -> dict[str, list[str]]:
-    """The client's declared counterexamples (conformance/deviations.py), each with the rules it shows."""
+    """The client's declared counterexamples (conformance/checker/deviations.py), each with the rules it shows."""
     found: dict[str, list[str]] = {}
     for (rule, who), source in sorted(COUNTEREXAMPLES.items()):
         if who == client and source:

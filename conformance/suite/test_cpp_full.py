@@ -3,7 +3,7 @@
 each runs on a fresh model-backed server with a fresh group. Every rule's verdict is recorded; an undeclared
 deviation, or a declared one that a run should have shown and did not, fails with the shrunk workload.
 
-Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per test (default 8) of at most ~10 s each (conformance/run.py's
+Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per test (default 8) of at most ~10 s each (conformance/runner/run.py's
 quiet period and limits), so the env stays within 5 minutes on 2 cores.
 """
 
@@ -15,13 +15,13 @@ import pytest
 from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 
-from conformance.backends.model import open_model_backend
-from conformance.clients.cpp import get_unavailable_reason, open_cpp_consumer
-from conformance.deviations import CPP
+from conformance.checker.deviations import CPP
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.run import run_workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.clients.cpp import get_unavailable_reason, open_cpp_consumer
+from conformance.runner.run import run_workload
+from conformance.runner.workloads import workloads
 from conformance.suite.full_run import check_counterexample, get_counterexamples
-from conformance.workload import workloads
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]

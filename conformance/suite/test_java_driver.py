@@ -11,15 +11,15 @@ import socket
 import pytest
 from attrs import evolve
 
-from conformance.backends.model import open_model_backend
-from conformance.clients import java
-from conformance.clients.java import JavaConsumer, StartRequest, find_adapter_processes, get_unavailable_reason
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.harness import SETTINGS, get_fresh_names
-from conformance.observe import CONSUMER_SEND_MSG_BACK
-from conformance.server.runner import run_server
-from conformance.settings import BrokerSettings, Faults
-from conformance.workload import MessageSpec, Workload
-from reports.run_context import SettingError
+from conformance.history.workload import MessageSpec, Workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.clients import java
+from conformance.runner.clients.java import JavaConsumer, StartRequest, find_adapter_processes, get_unavailable_reason
+from conformance.runner.server.runner import run_server
+from conformance.runner.settings import BrokerSettings, Faults
+from runenv.run_context import SettingError
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120)]
 needs_java = pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))
@@ -87,7 +87,7 @@ def test_the_adapter_reports_the_client_identity_and_leaves_no_process(tmp_path,
 
 @needs_java
 def test_a_hanging_adapter_is_killed_at_stop(tmp_path, monkeypatch, namesrv):
-    monkeypatch.setattr("conformance.clients.driver.STOP_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("conformance.runner.clients.driver.STOP_TIMEOUT_S", 1.0)
     consumer = JavaConsumer(request(namesrv, "java_driver_hang"), lambda message, seen: "CONSUME_SUCCESS",
                             log_dir=str(tmp_path))
     consumer.start()

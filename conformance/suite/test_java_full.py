@@ -4,7 +4,7 @@ broker faults, a restart — plus what only the Java API can answer (NULL; order
 autoCommit off) and the client's own maxReconsumeTimes, each on a fresh model-backed server with a fresh group.
 The reference declares no deviation: any deviation fails with the shrunk workload and the wire trace.
 
-Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of at most conformance/run.py's RUN_LIMIT_S
+Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of at most conformance/runner/run.py's RUN_LIMIT_S
 each and usually 3-10 s, so the env stays within 5 minutes on 2 cores; no shrinking (conformance/suite/full_run.py).
 """
 
@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.clients.java import get_unavailable_reason, open_java_consumer
+from conformance.history.workload import ALL_CONCURRENTLY_STATUSES, ALL_ORDERLY_STATUSES
+from conformance.runner.clients.java import get_unavailable_reason, open_java_consumer
+from conformance.runner.workloads import workloads
 from conformance.suite.full_run import CLIENT_MAX_RECONSUME_TIMES, REAL, run_and_judge
-from conformance.workload import ALL_CONCURRENTLY_STATUSES, ALL_ORDERLY_STATUSES, workloads
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]

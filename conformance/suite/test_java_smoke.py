@@ -7,13 +7,15 @@ import socket
 import pytest
 from attrs import evolve
 
-from conformance.backends.model import open_model_backend
-from conformance.clients.java import find_adapter_processes, get_unavailable_reason, open_java_consumer
+from conformance.checker.observe import ObservedFate, get_observed_fates
+from conformance.checker.verdicts import LATE_BOUND_MS
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.observe import CONSUMER_SEND_MSG_BACK, ObservedFate, get_observed_fates
-from conformance.run import run_workload
-from conformance.verdicts import LATE_BOUND_MS
-from conformance.workload import Fault, MessageSpec, Workload, poison_workload
+from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.clients.java import find_adapter_processes, get_unavailable_reason, open_java_consumer
+from conformance.runner.run import run_workload
+from conformance.runner.workloads import poison_workload
 
 SEND_MESSAGE_V2 = 310
 NO_PERMISSION = 16

@@ -3,12 +3,13 @@ client gets — messages with tags and delay levels, an outcome script per messa
 Node listener can return it), broker faults, a restart — and the client's own maxReconsumeTimes, each on a fresh
 model-backed server with a fresh group. ali-ons has no orderly consumer, so the families are CLUSTERING and
 BROADCASTING concurrently. Every rule's verdict is recorded; an undeclared deviation, or a declared one
-(conformance/deviations.py) that a run should have shown and did not, fails with the workload and the wire trace.
+(conformance/checker/deviations.py) that a run should have shown and did not, fails with the workload and the wire
+trace.
 
-The counterexamples spec/13-clients.md cites (conformance/deviations.py's COUNTEREXAMPLES) run as plain tests and
-must show the deviations they are declared for.
+The counterexamples spec/13-clients.md cites (conformance/checker/deviations.py's COUNTEREXAMPLES) run as plain tests
+and must show the deviations they are declared for.
 
-Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of usually 3-8 s (conformance/run.py's quiet
+Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of usually 3-8 s (conformance/runner/run.py's quiet
 period, 6 s after a failed send-back), so the env stays within 5 minutes on 2 cores; no shrinking
 (conformance/suite/full_run.py).
 """
@@ -19,8 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.clients.node import get_unavailable_reason, open_node_consumer
-from conformance.deviations import ALI_ONS
+from conformance.checker.deviations import ALI_ONS
+from conformance.history.workload import ALL_CONCURRENTLY_STATUSES
+from conformance.runner.clients.node import get_unavailable_reason, open_node_consumer
+from conformance.runner.workloads import workloads
 from conformance.suite.full_run import (
     CLIENT_MAX_RECONSUME_TIMES,
     REAL,
@@ -28,7 +31,6 @@ from conformance.suite.full_run import (
     get_counterexamples,
     run_and_judge,
 )
-from conformance.workload import ALL_CONCURRENTLY_STATUSES, workloads
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from reports.plugin import REFUTATION
-from reports.report_format import compact_observation, count_steps
-from reports.run_context import get_seed
 from reports.spec_rules import ROOT
+from runenv.report_format import compact_observation, count_steps
+from runenv.run_context import get_seed
 
 SUITE = """
 from hypothesis import event, given, strategies as st

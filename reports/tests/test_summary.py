@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from reports.render_html import render_html
 from reports.render_markdown import MAX_FAILURES, render_summary
-from reports.report_format import get_exception_message
 from reports.results import Results
 from reports.tests.sample import BASELINE_LABEL, RULES
+from runenv.report_format import get_exception_message
 
 ANSI = "\x1b[2J\x1b[31mred\x07"
 

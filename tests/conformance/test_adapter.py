@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conformance.adapter import AdapterError, AdapterProcess
+from conformance.runner.clients.adapter import AdapterError, AdapterProcess
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.conformance]
 FAKE = r"""

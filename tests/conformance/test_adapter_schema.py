@@ -1,7 +1,8 @@
-"""Adapter protocol v1's JSON Schema (conformance/adapter-protocol.schema.json) against what the adapters really
-write: a recorded transcript of each of the C++, Java and Node adapters (tests/conformance/fixtures/adapter-*.jsonl,
-one produce -> fail -> retry run each; the live C++ and Node smoke runs validate theirs too), and ADAPTER.md's
-example. Lines that break the protocol are rejected, so the schema is not vacuous."""
+"""Adapter protocol v1's JSON Schema (conformance/runner/clients/adapter-protocol.schema.json) against what the adapters
+really write: a recorded transcript of each of the C++, Java and Node adapters
+(tests/conformance/fixtures/adapter-*.jsonl, one produce -> fail -> retry run each; the live C++ and Node smoke runs
+validate theirs too), and ADAPTER.md's example. Lines that break the protocol are rejected, so the schema is not
+vacuous."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.clients.protocol import SCHEMA_PATH, get_protocol_problems
+from conformance.runner.clients.protocol import SCHEMA_PATH, get_protocol_problems
 
 FIXTURES = Path(__file__).with_name("fixtures")
 ADAPTER_MD = SCHEMA_PATH.with_name("ADAPTER.md")

@@ -1,15 +1,15 @@
-"""spec/13-clients.md and conformance/deviations.py agree: every declared deviation appears in the chapter under its
-client and rule (a `#### <client> <version> · <rule>` entry) with the same source permalink and counterexample, and
-the chapter names no other deviation; each client's not-applicable rules are the declared ones; every judged rule
-is in the chapter's table of what a conforming client must do."""
+"""spec/13-clients.md and conformance/checker/deviations.py agree: every declared deviation appears in the chapter under
+its client and rule (a `#### <client> <version> · <rule>` entry) with the same source permalink and counterexample, and
+the chapter names no other deviation; each client's not-applicable rules are the declared ones; every judged rule is in
+the chapter's table of what a conforming client must do."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from conformance.deviations import COUNTEREXAMPLES, DECLARED, NOT_APPLICABLE
-from conformance.rules import JUDGED
+from conformance.checker.deviations import COUNTEREXAMPLES, DECLARED, NOT_APPLICABLE
+from conformance.checker.rules import JUDGED
 
 CHAPTER = Path(__file__).resolve().parents[2] / "spec" / "13-clients.md"
 ENTRY = re.compile(r"^#### (?P<name>\S+) (?P<version>\S+) · (?P<rule>[A-Z]{2,3}-\d\d)$")

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from conformance.clients.cpp import (
+from conformance.runner.clients.cpp import (
     CLIENT_NAME,
     CLIENT_VERSION,
     CppConsumer,
@@ -57,7 +57,7 @@ def test_the_adapter_reports_the_client_identity_and_leaves_no_process(tmp_path)
 
 
 def test_a_hanging_adapter_is_killed_at_stop(tmp_path, monkeypatch):
-    monkeypatch.setattr("conformance.clients.driver.STOP_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("conformance.runner.clients.driver.STOP_TIMEOUT_S", 1.0)
     consumer = CppConsumer(request("cpp_driver_hang"), lambda message, seen: "CONSUME_SUCCESS", log_dir=str(tmp_path))
     consumer.start()
     pgid = consumer.process.pid

@@ -7,13 +7,13 @@ import socket
 import pytest
 from attrs import evolve
 
-from conformance.backends.model import open_model_backend
-from conformance.clients.cpp import find_adapter_processes, get_unavailable_reason, open_cpp_consumer
-from conformance.clients.protocol import get_transcript_problems, recording
+from conformance.checker.observe import ObservedFate, get_observed_fates
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.observe import ObservedFate, get_observed_fates
-from conformance.run import run_workload
-from conformance.workload import poison_workload
+from conformance.runner.backends.model import open_model_backend
+from conformance.runner.clients.cpp import find_adapter_processes, get_unavailable_reason, open_cpp_consumer
+from conformance.runner.clients.protocol import get_transcript_problems, recording
+from conformance.runner.run import run_workload
+from conformance.runner.workloads import poison_workload
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]

@@ -8,12 +8,12 @@ ConsumeMessageConcurrentlyService 4.9.8 L282-L292, L323-L336). A fault at delive
 
 from types import SimpleNamespace
 
-from conformance.backends.model import FaultScript
 from conformance.codec.codes import RequestCode as Rq
 from conformance.codec.headers import encode_send_header_v2
 from conformance.codec.message import encode_properties
 from conformance.codec.remoting import RemotingCommand
-from conformance.workload import Fault, MessageSpec, Workload
+from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.runner.backends.model import FaultScript
 
 OFFSETS = {164: SimpleNamespace(uniq_key="m0", reconsume_times=0), 300: SimpleNamespace(uniq_key="m1",
                                                                                        reconsume_times=0)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.clients import java
-from reports.run_context import SettingError
+from conformance.runner.clients import java
+from runenv.run_context import SettingError
 
 pytestmark = pytest.mark.conformance
 

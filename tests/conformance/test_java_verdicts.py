@@ -1,5 +1,5 @@
 """What the reference (RocketMQ's Java client 4.9.8) showed the harness had wrong, each as a hand-written run of
-what the wire and the listener showed (conformance/clients/java.md lists them): every one conforms now, and the
+what the wire and the listener showed (conformance/runner/clients/java.md lists them): every one conforms now, and the
 mistake each test pins would make it deviate again."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.observe import CONSUMER_SEND_MSG_BACK, StoredCopy, WireRequest, get_observed_fates
-from conformance.predict import RunSettings, predict
-from conformance.verdicts import check_declarations, get_late_retries, judge, predict_run
-from conformance.workload import Fault, MessageSpec, Workload
+from conformance.checker.observe import get_observed_fates
+from conformance.checker.predict import predict
+from conformance.checker.verdicts import check_declarations, get_late_retries, judge, predict_run
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
+from conformance.history.records import RunSettings, StoredCopy, WireRequest
+from conformance.history.workload import Fault, MessageSpec, Workload
 from tests.conformance.test_verdicts import JAVA, delivery, once, run_of, send_back, statuses_of
 
 SETTINGS = RunSettings(retry_max_times=2)

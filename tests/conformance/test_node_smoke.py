@@ -1,6 +1,6 @@
 """Smoke test of the harness with the real ali-ons (Node.js): produce -> fail -> retry -> DLQ, and ali-ons' own
 drop of a retry answered RECONSUME_LATER, in seconds. Skipped, with the reason, where node or the pinned client is
-absent (conformance/clients/node.py)."""
+absent (conformance/runner/clients/node.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import socket
 
 import pytest
 
-from conformance.clients.node import find_adapter_processes, get_unavailable_reason, open_node_consumer
-from conformance.clients.protocol import get_transcript_problems, recording
-from conformance.observe import ObservedFate, get_observed_fates
+from conformance.checker.observe import ObservedFate, get_observed_fates
+from conformance.history.workload import MessageSpec, Workload
+from conformance.runner.clients.node import find_adapter_processes, get_unavailable_reason, open_node_consumer
+from conformance.runner.clients.protocol import get_transcript_problems, recording
 from conformance.suite.full_run import run_and_judge
-from conformance.workload import MessageSpec, Workload
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]

@@ -1,4 +1,4 @@
-"""The recording proxy the real backend's runs go through (conformance/backends/recording_proxy.py), in front of
+"""The recording proxy the real backend's runs go through (conformance/runner/backends/recording_proxy.py), in front of
 the model-backed server: it records each request with its response code, and rewrites only the broker address in
 routes and the store host of pulled messages, so that a client keeps coming through it."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from conformance.backends.broker_client import BrokerClient
-from conformance.backends.recording_proxy import RecordingProxy
 from conformance.codec.message import decode_messages
-from conformance.server.runner import run_server
+from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.recording_proxy import RecordingProxy
+from conformance.runner.server.runner import run_server
 
 TOPIC = "ProxyTopic"
 

@@ -9,8 +9,10 @@ from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.checker.verdicts import Verdict
 from conformance.harness import SETTINGS, judge_run
-from conformance.observe import Run
+from conformance.history.records import Run
+from conformance.history.workload import Workload
 from conformance.report import (
     format_matrix,
     main,
@@ -20,8 +22,6 @@ from conformance.report import (
     render_markdown_matrix,
     to_record,
 )
-from conformance.verdicts import Verdict
-from conformance.workload import Workload
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """Every rule of the client half has a status for every client: judged by a check, not applicable (declared per
-client), or not judged with a reason (conformance/rules.py) — and the table names only rules the spec has."""
+client), or not judged with a reason (conformance/checker/rules.py) — and the table names only rules the spec has."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.deviations import NOT_APPLICABLE
-from conformance.rules import JUDGED, NOT_JUDGED, is_client_rule
-from conformance.verdicts import CHECKS, DIFFERENTIAL_RULES, INVARIANT_RULES
+from conformance.checker.deviations import NOT_APPLICABLE
+from conformance.checker.rules import JUDGED, NOT_JUDGED, is_client_rule
+from conformance.checker.verdicts import CHECKS, DIFFERENTIAL_RULES, INVARIANT_RULES
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 HEADING = re.compile(r"^### ([A-Z]{2,3}-\d\d) ", re.MULTILINE)

@@ -1,6 +1,6 @@
-"""The glue's order of events (conformance/run.py), with a fake backend and a fake client: a BROADCASTING consumer
-without a stored offset starts at the queue's end, so its run produces only once the client pulls every queue; a
-CLUSTERING run produces before the client starts."""
+"""The glue's order of events (conformance/runner/run.py), with a fake backend and a fake client: a BROADCASTING
+consumer without a stored offset starts at the queue's end, so its run produces only once the client pulls every queue;
+a CLUSTERING run produces before the client starts."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ import time
 import pytest
 from attrs import evolve
 
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.harness import SETTINGS
-from conformance.observe import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, WireRequest
-from conformance.run import (
+from conformance.history.records import WireRequest
+from conformance.history.workload import MessageSpec, Workload
+from conformance.runner.run import (
     LOCAL_RETRY_QUIET_S,
     PULL_RETRY_QUIET_S,
     get_failure_wait_end_s,
     run_workload,
     wait_until_quiet,
 )
-from conformance.workload import MessageSpec, Workload
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -69,7 +70,7 @@ class FakeConsumer:
 
 
 def run_logged(model: str, monkeypatch) -> list:
-    monkeypatch.setattr("conformance.run.QUIET_S", 0.1)
+    monkeypatch.setattr("conformance.runner.run.QUIET_S", 0.1)
     log: list = []
     backend = FakeBackend(log)
     workload = Workload((MessageSpec("m0"), MessageSpec("m1")), model=model)
@@ -113,7 +114,7 @@ def test_a_delayed_copy_falling_due_starts_the_quiet_period_again(monkeypatch):
     """Seen in a 30-example Java run: the fallback's copy fell due after the run had been quiet for QUIET_S, and the
     run stopped the client before it pulled the copy (fate "lost"). Now the run waits QUIET_S after it falls due."""
     quiet = 3 / 10
-    monkeypatch.setattr("conformance.run.QUIET_S", quiet)
+    monkeypatch.setattr("conformance.runner.run.QUIET_S", quiet)
     started = time.monotonic()
     backend = DelayedUntil(started + 5 / 10)
     wait_until_quiet(backend, [], started, limit_s=10)

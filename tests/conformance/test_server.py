@@ -15,8 +15,8 @@ from conformance.codec.codes import ResponseCode as Rs
 from conformance.codec.headers import decode_json_body, encode_json_body, encode_send_header_v2
 from conformance.codec.message import decode_messages, encode_properties
 from conformance.remoting_client import RemotingClient
-from conformance.server.runner import run_server
-from conformance.settings import BrokerSettings
+from conformance.runner.server.runner import run_server
+from conformance.runner.settings import BrokerSettings
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.conformance]
 GROUP, TOPIC = "G", "T"

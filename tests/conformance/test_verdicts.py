@@ -6,11 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.clients.cpp import Delivery
-from conformance.observe import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET, Run, StoredCopy, WireRequest
-from conformance.predict import RunSettings, predict
-from conformance.verdicts import check_declarations, judge
-from conformance.workload import Fault, MessageSpec, Workload
+from conformance.checker.predict import predict
+from conformance.checker.verdicts import check_declarations, judge
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+from conformance.history.records import Delivery, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.workload import Fault, MessageSpec, Workload
 from model.values.message import compute_message_id
 
 CPP = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq", "bindingVersion": "0.4.4"}

@@ -3,7 +3,7 @@
 Run by hand, inside the loopback-only namespace the real broker needs (its Debian run-time jars installed, see
 .ci/install-rocketmq-runtime):
 
-    python -m conformance.backends.loopback .venv/bin/python tests/conformance/tools/capture_broker_frames.py
+    python -m conformance.runner.backends.loopback .venv/bin/python tests/conformance/tools/capture_broker_frames.py
 
 It sends SENT (below) to a fresh broker, pulls it, and rewrites tests/conformance/fixtures/rocketmq-4.9.8-pull.hex
 with the response frame exactly as read from the socket, and rocketmq-4.9.8-pull.json with what it sent and when.
@@ -16,13 +16,13 @@ import pathlib
 import tempfile
 import time
 
-from conformance.backends import admin
-from conformance.backends.broker_client import PULL_FLAG_SUBSCRIPTION, PULL_MESSAGE, BrokerClient
-from conformance.backends.loopback import require_loopback_only
-from conformance.backends.remoting_client import make_request
-from conformance.backends.rocketmq import RocketMQSession
-from conformance.backends.settings_table import get_real_broker_conf
 from conformance.codec.remoting import encode_frame
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import PULL_FLAG_SUBSCRIPTION, PULL_MESSAGE, BrokerClient
+from conformance.runner.backends.loopback import require_loopback_only
+from conformance.runner.backends.remoting_client import make_request
+from conformance.runner.backends.rocketmq import RocketMQSession
+from conformance.runner.backends.settings_table import get_real_broker_conf
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 GROUP = "rmqspec_capture"

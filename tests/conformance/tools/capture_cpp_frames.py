@@ -13,8 +13,8 @@ import sys
 import time
 
 from conformance.codec.codes import RequestCode
-from conformance.server.runner import run_server
-from conformance.settings import BrokerSettings
+from conformance.runner.server.runner import run_server
+from conformance.runner.settings import BrokerSettings
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 CLIENT = r"""

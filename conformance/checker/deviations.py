@@ -1,0 +1,256 @@
+"""Expected deviations of real clients from the model's client half, declared once, like properties/expected.py.
+
+Each entry names the rule, the client (name, version), what the client does instead, the client source that
+explains it, and `when`: the runs in which the deviation must show (a predicate of the run), or None where it may
+show but need not (it depends on the client's threads, e.g. how a pull batches). conformance/checker/verdicts.py fails a
+run when a rule deviates without a declaration here, and when a declared deviation whose `when` holds did not
+happen: so the suite is green for today's client and turns red when its behaviour changes either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+from conformance.history.workload import SEND_BACK_FAULT_KINDS
+
+CPP = ("rocketmq-client-cpp", "1.2.3")
+SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
+ALI_ONS = ("ali-ons", "3.12.0")
+ONS_SOURCE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/"
+ONS_CONSUMER = ONS_SOURCE + "lib/consumer/mq_push_consumer.js"
+
+
+@frozen
+class Deviation:
+    rule: str
+    client: tuple[str, str]
+    claim: str
+    source: str
+    when: Callable | None = None
+
+
+def get_hit_faults(run) -> list:
+    """The send-back faults that hit: the delivery they follow happened and failed."""
+    hit = []
+    for d in run.deliveries:
+        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
+        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
+            hit.append(fault)
+    return hit
+
+
+def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
+    """A send-back fault of one of `kinds` hit a delivery that happened and failed, and no restart followed (a
+    restarted client may deliver again what it had dropped)."""
+    return run.workload.restart_after is None and any(fault.kind in kinds for fault in get_hit_faults(run))
+
+
+def is_single_plain_poison(run) -> bool:
+    """One message, concurrently, no fault, no restart, no exception, failing more than the group allows, under a
+    group retryMaxTimes other than 16: the run where SY-05's deviation is certain (no batch, no binding effect)."""
+    workload = run.workload
+    if not is_concurrently(run) or len(workload.messages) != 1 or workload.faults or workload.restart_after:
+        return False
+    script = workload.messages[0].script
+    failures = len(script) if all(s == "RECONSUME_LATER" for s in script) else 0
+    return run.settings.retry_max_times != 16 and failures > run.settings.retry_max_times
+
+
+def has_local_retry(run) -> bool:
+    """Orderly, no restart, and some message delivered again (a local retry happened: OR-07 must show in it)."""
+    if run.workload.mode != "orderly" or run.workload.restart_after is not None:
+        return False
+    return any(d.seen_before > 0 for d in run.deliveries)
+
+
+def is_concurrently(run) -> bool:
+    return run.workload.mode == "concurrently"
+
+
+def is_plain_clustering(run) -> bool:
+    """CLUSTERING, concurrently, no restart, no fault: every delivery the listener got is judged as is."""
+    workload = run.workload
+    return is_concurrently(run) and workload.model == "clustering" and not workload.restart_after \
+        and not workload.faults
+
+
+def has_failed_retry_copy(run) -> bool:
+    """A copy pulled from %RETRY% (RETRY_TOPIC set) was answered RECONSUME_LATER in a plain CLUSTERING run:
+    ali-ons reads that as a success (a null answer is CC-04's, on any copy)."""
+    return is_plain_clustering(run) and any(
+        d.status == "RECONSUME_LATER" and "RETRY_TOPIC" in d.message["properties"] for d in run.deliveries)
+
+
+def has_null_answer(run) -> bool:
+    return is_plain_clustering(run) and any(d.status == "NULL" for d in run.deliveries)
+
+
+def has_delivered_fallback_copy(run) -> bool:
+    """CLUSTERING, concurrently, no restart, no send-back left unanswered, and a copy the client's own fallback send
+    stored (it carries MAX_RECONSUME_TIMES, which a broker's send-back copy does not) reached the listener.
+
+    After an unanswered send-back ali-ons drops its connection, so the copy waits for the reconnect and the next pull
+    (3 s), which can fall after the copy's due time: then the early delivery SY-06 names cannot show."""
+    workload = run.workload
+    timed_out = any(fault.kind == "send_back_timeout" for fault in get_hit_faults(run))
+    return is_concurrently(run) and workload.model == "clustering" and not workload.restart_after \
+        and not timed_out and any("MAX_RECONSUME_TIMES" in d.message["properties"] for d in run.deliveries)
+
+
+def is_lost_to_ali_ons(run) -> bool:
+    return has_failed_retry_copy(run) or has_null_answer(run)
+
+
+DECLARED: tuple[Deviation, ...] = (
+    Deviation("SB-09", CPP,
+              "CONSUMER_SEND_MSG_BACK carries only group, offset and delayLevel: no maxReconsumeTimes (nor "
+              "originMsgId, originTopic), so the broker's retryMaxTimes decides instead of the client's 16",
+              SOURCE + "src/protocol/CommandHeader.cpp#L445-L459",
+              when=lambda run: bool(run.get_requests(CONSUMER_SEND_MSG_BACK))),
+    Deviation("CC-04", CPP,
+              "binding 0.4.4: a listener exception escapes the ctypes callback (subscribe's wrapper re-raises in "
+              "`finally`), ctypes leaves the C return value unset, and the library reads any value but 0 as "
+              "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
+              "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
+              SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None),
+    Deviation("OR-04", CPP,
+              "binding 0.4.4, orderly: the same unset ctypes return value as CC-04 can read a listener exception as "
+              "CONSUME_SUCCESS, so the queue moves on instead of suspending",
+              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None),
+    Deviation("SY-05", CPP,
+              "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
+              "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",
+              SOURCE + "src/MQClientAPIImpl.cpp#L826-L854",
+              when=lambda run: is_single_plain_poison(run)),
+    Deviation("CC-06", CPP,
+              "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
+              "%RETRY%, no local retry; the offset moves past the message",
+              SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, SEND_BACK_FAULT_KINDS)),
+    Deviation("SY-10", CPP,
+              "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
+                  run, SEND_BACK_FAULT_KINDS)),
+    Deviation("CC-07", CPP,
+              "with the broker not writeable the message is not kept for a local retry 5 s later",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable",))),
+    Deviation("CC-02", CPP,
+              "a pulled batch is one listener call and the C API stops at the first failing message: the whole "
+              "batch is sent back (BROADCASTING: dropped), including messages the callback accepted and ones it "
+              "never saw (probed: m0 always failing, m1 and m2 in its batch were dead-lettered without one delivery; "
+              "BROADCASTING [m0 failing, m1] lost m1 unseen)",
+              SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None),
+    Deviation("CC-05", CPP,
+              "the listener's message has no CONSUME_START_TIME property",
+              SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L81-L86",
+              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+    Deviation("RB-05", CPP,
+              "UPDATE_CONSUMER_OFFSET is meant one-way but markOnewayRPC runs after Encode(): the one-way flag "
+              "never reaches the wire",
+              SOURCE + "src/MQClientAPIImpl.cpp#L815-L823",
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+    Deviation("OR-07", CPP,
+              "orderly RECONSUME_LATER retries locally after 100 ms with reconsumeTimes unchanged (no + 1, no "
+              "maxReconsumeTimes, no give-up send to the DLQ)",
+              SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
+              when=lambda run: has_local_retry(run)),
+    Deviation("CC-04", ALI_ONS,
+              "a listener result other than Consumer.ACTION_RETRY is a success: a listener returning null is "
+              "consumed, not sent back (a throw is retried, as CC-04 asks)",
+              ONS_CONSUMER + "#L288-L292", when=has_null_answer),
+    Deviation("CC-06", ALI_ONS,
+              "a copy pulled from %RETRY% reaches the listener through the retry subscription's wrapper, which "
+              "drops the listener's result: RECONSUME_LATER (ACTION_RETRY) on a retry is a success, the copy is "
+              "neither sent back nor retried; and the fallback send after a failed send-back carries delay level 0 "
+              "and MAX_RECONSUME_TIMES = maxReconsumeTimes + 1 (RECONSUME_TIME = r + 1 as in 4.9.8), so a copy "
+              "4.9.8 would dead-letter is delivered once more",
+              ONS_CONSUMER + "#L131-L147", when=has_failed_retry_copy),
+    Deviation("SY-06", ALI_ONS,
+              "the fallback send after a failed send-back sets delay level 0: the copy is delivered at once, not "
+              "after level 3 + reconsumeTimes",
+              ONS_CONSUMER + "#L785-L800",
+              when=has_delivered_fallback_copy),
+    Deviation("CC-07", ALI_ONS,
+              "after both the send-back and the fallback send failed the message is retried locally 5 s later with "
+              "reconsumeTimes + 1 (as 4.9.8), but a copy whose reconsumeTimes exceeds maxReconsumeTimes is dropped "
+              "client-side instead of going to the DLQ",
+              ONS_CONSUMER + "#L279-L314", when=None),
+    Deviation("SY-10", ALI_ONS,
+              "a message is lost (neither consumed nor dead-lettered) when a retry copy is answered "
+              "RECONSUME_LATER or null, a first delivery null (CC-04, CC-06), or a local retry passes "
+              "maxReconsumeTimes (CC-07)",
+              ONS_CONSUMER + "#L279-L292", when=is_lost_to_ali_ons),
+    Deviation("CC-05", ALI_ONS,
+              "the listener's message has no CONSUME_START_TIME property",
+              ONS_CONSUMER + "#L277-L292",
+              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+    Deviation("RB-05", ALI_ONS,
+              "UPDATE_CONSUMER_OFFSET goes through invokeOneway, which never marks the command one-way: the flag "
+              "never reaches the wire (the request is not answered-for, but the broker answers it)",
+              ONS_SOURCE + "lib/channel.js#L121-L133",
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+)
+
+# The smallest workload seen showing each deviation (from a full-suite run's verdict records, or pinned): Python
+# source of (workload, the client's maxReconsumeTimes), what spec/13-clients.md shows; "" where no run has shown it.
+_POISON = 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 4),)), -1'
+_FALLBACK = 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), (Fault("send_back_error", "m0", 0),)), 1'
+_NOT_WRITEABLE = ('Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), '
+                  '(Fault("broker_not_writeable", "m0", 0),)), -1')
+_PLAIN = 'Workload((MessageSpec("m0", "TagA"),)), -1'
+_NULL = 'Workload((MessageSpec("m0", "TagA", 0, ("NULL",)),)), -1'
+COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
+    ("SB-09", CPP): _POISON,
+    ("SY-05", CPP): _POISON,
+    ("CC-04", CPP): "",
+    ("OR-04", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 2),), mode="orderly"), -1',
+    ("CC-06", CPP): _FALLBACK,
+    ("SY-10", CPP): _FALLBACK,
+    ("CC-07", CPP): _NOT_WRITEABLE,
+    ("CC-02", CPP): 'Workload((MessageSpec("m0", "TagA", 1, ("EXCEPTION", "RECONSUME_LATER")),), '
+                    '(Fault("pull_error", "m0", 2), Fault("send_back_error", "m0", 3))), -1',
+    ("CC-05", CPP): _PLAIN,
+    ("RB-05", CPP): _PLAIN,
+    ("OR-07", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), '
+                    'mode="orderly"), -1',
+    ("CC-04", ALI_ONS): _NULL,
+    ("CC-06", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),)), -1',
+    ("SY-06", ALI_ONS): _FALLBACK,
+    ("CC-07", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",) * 4),), '
+                        '(Fault("broker_not_writeable", "m0", 0), Fault("broker_not_writeable", "m0", 1))), 1',
+    ("SY-10", ALI_ONS): _NULL,
+    ("CC-05", ALI_ONS): _PLAIN,
+    ("RB-05", ALI_ONS): _PLAIN,
+}
+
+ORDERLY_ABSENT = "ali-ons has no orderly consumer (one consume service: an async listener per message)"
+NO_TIMEOUT = "ali-ons has no consumeTimeout and no cleanExpiredMsg"
+
+# Rules of the client half that this client cannot exercise: (rule, client) -> why.
+NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
+    ("CT-01", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-02", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-03", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CT-04", CPP): "no consumeTimeout and no cleanExpiredMsg in 1.2.3",
+    ("CC-03", CPP): "the C API has no ackIndex: a listener call succeeds or fails as a whole",
+    ("OR-05", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("OR-06", CPP): "the C API has no autoCommit, COMMIT or ROLLBACK",
+    ("CFG-02", CPP): "1.2.3 has no maxReconsumeTimes setting at all",
+    ("RS-14", CPP): "1.2.3 sends no fallback to %RETRY% at all (CC-06's deviation), so no producer retry of one",
+    **{(rule, ALI_ONS): ORDERLY_ABSENT for rule in ("OR-04", "OR-05", "OR-06", "OR-07", "OR-13")},
+    **{(f"CT-0{n}", ALI_ONS): NO_TIMEOUT for n in range(1, 5)},
+    ("CC-03", ALI_ONS): "a listener call is one message: there is no ackIndex",
+}
+
+
+def get_declared(rule: str, client: tuple[str, str]) -> Deviation | None:
+    for deviation in DECLARED:
+        if deviation.rule == rule and deviation.client == client:
+            return deviation
+    return None

@@ -1,0 +1,56 @@
+"""pytest fixtures of the real backend (``pytest_plugins = ("conformance.runner.backends.fixtures",)``).
+
+``rocketmq``: the session's one real name server + broker, started at its first use in the loopback-only
+namespace with the settings table's broker configuration, stopped and its store removed at the session's end;
+its logs are copied to ``<reports dir>/<run id>/rocketmq-logs`` when a test of the session failed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.runner.backends.rocketmq import RocketMQ, RocketMQSession
+from conformance.runner.backends.settings_table import get_real_broker_conf
+
+
+def get_logs_dir(config: pytest.Config) -> Path:
+    from runenv import run_context
+
+    run = getattr(config, "rmqspec_run", None)
+    run_id = run["run_id"] if run else run_context.get_run_id()
+    return run_context.get_reports_dir() / run_id / "rocketmq-logs"
+
+
+@pytest.fixture(scope="session")
+def rocketmq(request: pytest.FixtureRequest) -> RocketMQ:
+    session = RocketMQSession(get_real_broker_conf(), get_logs_dir(request.config))
+    broker = session.open()
+    yield broker
+    kept = session.close(failed=request.session.testsfailed > 0)
+    if kept is not None:
+        print(f"\nRocketMQ logs kept in {kept}")
+
+
+@pytest.fixture(scope="session")
+def model_server():
+    """The session's one model-backed server (conformance/runner/server/) with the settings table's model half, on
+    loopback in the session's namespace; examples are isolated by fresh names, as on the real broker."""
+    from conformance.runner.backends.settings_table import get_model_broker_settings
+    from conformance.runner.server.runner import run_server
+
+    with run_server(get_model_broker_settings()) as runner:
+        yield runner.server
+
+
+@pytest.fixture(scope="session")
+def broker_backend(request: pytest.FixtureRequest):
+    """The backend ``RMQSPEC_BACKEND`` names, for the client conformance runs: an object with ``namesrv_addr`` and
+    ``broker_addr``. ``rocketmq-4.9.8`` is the session's real broker (the run must be inside the loopback-only
+    namespace); ``model`` is the session's model-backed server."""
+    from conformance.runner.backends import get_backend_name
+
+    if get_backend_name() == "rocketmq-4.9.8":
+        return request.getfixturevalue("rocketmq")
+    return request.getfixturevalue("model_server")

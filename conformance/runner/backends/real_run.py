@@ -1,0 +1,142 @@
+"""The real backend of a conformance run: a client's workload against the session's RocketMQ broker, seen through
+the `Backend` protocol of conformance/runner/run.py, so that the same verdicts judge it as on the model-backed server.
+
+What the verdicts need and where it comes from on the real broker:
+
+- the client's requests with their response codes: a :class:`RecordingProxy` between client and broker;
+- what each send-back stored (`StoredCopy`): read back over the wire after the run — the copies parked in
+  SCHEDULE_TOPIC_XXXX for this run's retry topic and the copies in its %DLQ% topic, matched in store order, per
+  message key, to the successful send-backs (``rpc``) and direct sends to %RETRY% (``fallback``) the proxy saw;
+- whether a delayed copy is still pending: a parked copy younger than the 1 s delay table plus slack.
+
+Not available on the real broker: the model-backed server's findings (unsupported requests; the real broker answers
+them itself, so there are none) and request-by-request fault injection (send-back errors, timeouts, pull errors):
+workloads with faults run on the model only; the real faults are the broker's own (permission, kill -9, name
+server stopped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
+from conformance.codec.message import StoredMessage, decode_messages
+from conformance.history.records import RunSettings, StoredCopy, WireRequest
+from conformance.history.workload import Workload
+from conformance.runner.backends import admin
+from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.recording_proxy import RecordingProxy
+
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+SCHEDULE_QUEUES = 18
+SEND_MESSAGES = (10, 310)
+PENDING_MS = 1500  # every level of the settings table is 1 s; a parked copy younger than this may still move
+
+
+def read_queue(client: BrokerClient, group: str, topic: str, queue_id: int, offset: int = 0) -> list[StoredMessage]:
+    messages: list[StoredMessage] = []
+    while True:
+        response = client.pull(group, topic, queue_id, offset, 32)
+        batch = decode_messages(response.body) if response.code == 0 else []
+        if not batch:
+            return messages
+        messages.extend(batch)
+        offset = int(response.ext_fields["nextBeginOffset"])
+
+
+def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float, str]]:
+    """(time, path) of each successful send-back and direct send to %RETRY%<group>, in arrival order."""
+    found = []
+    for request in requests:
+        topic = request.fields.get("topic", request.fields.get("b", ""))
+        if request.response_code != 0:
+            continue
+        if request.code == CONSUMER_SEND_MSG_BACK:
+            found.append((request.time_ms, "rpc", int(request.fields.get("offset", -1))))
+        elif request.code in SEND_MESSAGES and topic == f"%RETRY%{group}":
+            found.append((request.time_ms, "fallback", -1))
+    return found
+
+
+class RealBackend:
+    """One workload's view of the session's real broker: fresh topic and group, a recording proxy."""
+
+    def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE):
+        self.broker, self.proxy, self.settings = broker, proxy, settings
+        self.client = BrokerClient(broker.broker_addr)
+        self.namesrv = proxy.namesrv_addr
+        self.marks = [int(self.client.max_offset(SCHEDULE_TOPIC, q).ext_fields.get("offset", 0))
+                      for q in range(SCHEDULE_QUEUES)]
+        admin.create_topic(self.client, settings.topic, settings.topic_queue_nums)
+        admin.create_group(self.client, settings.group, settings.retry_max_times, 1)
+        # As after an earlier heartbeat of the group (the model-backed server's `groups` setting): a client asks for
+        # the retry topic's route before its first heartbeat and re-balances only every 20 s.
+        admin.create_topic(self.client, f"%RETRY%{settings.group}", 1)
+        # A real fault: brokerPermission for the whole run (4: read-only), restored by close().
+        admin.update_broker_config(self.client, brokerPermission=perm)
+
+    def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
+        properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tags} if tags else {}),
+                      **({"DELAY": str(delay_level)} if delay_level else {})}
+        response = self.client.send(self.settings.topic, queue_id, key.encode(), properties)
+        if response.code != 0:
+            raise RuntimeError(f"RocketMQ refused to store {key}: {response.code} {response.remark}")
+
+    def get_requests(self) -> list[WireRequest]:
+        return self.proxy.get_requests()
+
+    def get_findings(self) -> list[dict]:
+        return []
+
+    def read_copies(self) -> list[StoredMessage]:
+        """This run's copies: parked for its retry topic since the run began, and its DLQ's; in store order."""
+        retry, dlq = f"%RETRY%{self.settings.group}", f"%DLQ%{self.settings.group}"
+        parked = [m for q, mark in enumerate(self.marks)
+                  for m in read_queue(self.client, self.settings.group, SCHEDULE_TOPIC, q, mark)
+                  if m.properties.get("REAL_TOPIC") in (retry, dlq)]
+        # RS-05: a direct send redirected to the DLQ is parked first, then lands there: one copy, counted once.
+        twice = {(m.properties.get("UNIQ_KEY"), m.reconsume_times) for m in parked
+                 if m.properties.get("REAL_TOPIC") == dlq}
+        dead = [m for m in read_queue(self.client, self.settings.group, dlq, 0)
+                if (m.properties.get("UNIQ_KEY"), m.reconsume_times) not in twice]
+        return sorted(parked + dead, key=lambda m: (m.store_timestamp, m.commit_log_offset))
+
+    def has_delayed(self) -> bool:
+        now_ms = time.time() * 1000
+        return any(m.topic == SCHEDULE_TOPIC and now_ms - m.store_timestamp < PENDING_MS for m in self.read_copies())
+
+    def get_stored_copies(self) -> list[StoredCopy]:
+        """The stored copies matched, in order, to the successful send-backs and fallback sends the proxy saw (the
+        time of a copy is its request's, on the proxy's clock)."""
+        sends = get_retry_sends(self.get_requests(), self.settings.group)
+        copies = []
+        for (at, path, offset), copy in zip(sends, self.read_copies(), strict=False):
+            destination = copy.properties.get("REAL_TOPIC", copy.topic) if copy.topic == SCHEDULE_TOPIC \
+                else copy.topic
+            level = int(copy.properties.get("DELAY", "0")) if copy.topic == SCHEDULE_TOPIC else 0
+            copies.append(StoredCopy(at, offset,
+                                     copy.properties.get("UNIQ_KEY", ""), copy.reconsume_times, destination, level,
+                                     path))
+        return copies
+
+    def close(self) -> None:
+        try:
+            admin.update_broker_config(self.client, brokerPermission=admin.PERM_READ_WRITE)
+        finally:
+            self.client.close()
+
+
+@contextlib.contextmanager
+def open_real_backend(broker, settings: RunSettings, workload: Workload, perm: int = admin.PERM_READ_WRITE):
+    """`with open_real_backend(broker, settings, workload) as backend:` a proxy in front of `broker` (a running
+    :class:`~conformance.runner.backends.rocketmq.RocketMQ`) with brokerPermission `perm` during the run, always stopped
+    and restored. Workloads with injected faults are refused: the real broker cannot fail one request on demand."""
+    if workload.faults:
+        raise ValueError(f"the real broker cannot inject {[f.kind for f in workload.faults]}; run it on the model")
+    with RecordingProxy(broker.namesrv_addr, broker.broker_addr) as proxy:
+        backend = RealBackend(broker, proxy, settings, perm)
+        try:
+            yield backend
+        finally:
+            backend.close()

@@ -1,0 +1,82 @@
+"""The driver of ali-ons (npm, the Node.js RocketMQ client at the version
+conformance/runner/clients/node/package-lock.json pins): one Consumer in `node
+conformance/runner/clients/node/adapter.js`, speaking adapter protocol v1 (JSON lines).
+
+The client is installed into conformance/runner/clients/node/node_modules by `npm ci` (`install_client`: the main job
+runs it when `node` and `npm` are on PATH and the installed copy is missing or differs from the lock file). The identity
+the adapter reports ("ali-ons", version) is read from the installed package.json, so the matrix names what ran.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from conformance.runner.clients import driver
+from conformance.runner.clients.driver import AdapterConsumer, OutcomeScript, StartRequest
+
+CLIENT_NAME = "ali-ons"
+PACKAGE_DIR = Path(__file__).with_name("node")
+ADAPTER = PACKAGE_DIR / "adapter.js"
+INSTALLED = PACKAGE_DIR / "node_modules" / "ali-ons" / "package.json"
+# npm's record of what it installed: equal to the lock file's packages when node_modules matches it.
+INSTALLED_LOCK = PACKAGE_DIR / "node_modules" / ".package-lock.json"
+INSTALL_LIMIT_S = 300
+
+
+def is_installed() -> bool:
+    """ali-ons is in node_modules, and what npm installed there is what package-lock.json pins."""
+    if not INSTALLED.is_file() or not INSTALLED_LOCK.is_file():
+        return False
+    pinned = json.loads((PACKAGE_DIR / "package-lock.json").read_text())["packages"]
+    installed = json.loads(INSTALLED_LOCK.read_text())["packages"]
+    return {k: v.get("version") for k, v in pinned.items() if k} == {k: v.get("version") for k, v in installed.items()}
+
+
+def get_unavailable_reason() -> str | None:
+    """Why this machine cannot run ali-ons (no node, not installed), or None."""
+    if shutil.which("node") is None:
+        return "no `node` on PATH: ali-ons' adapter needs Node.js (20)"
+    if not is_installed():
+        return f"ali-ons is not installed as {PACKAGE_DIR}/package-lock.json pins it: run " \
+               f"`npm ci --prefix {PACKAGE_DIR}` (the main job `python -m reports` does)"
+    return None
+
+
+def install_client(timeout_s: float = INSTALL_LIMIT_S) -> str | None:
+    """`npm ci` the pinned client when node and npm are there and node_modules does not match the lock file;
+    None when it is installed afterwards, else why not (one line)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "no `node` or `npm` on PATH"
+    if is_installed():
+        return None
+    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(PACKAGE_DIR)],
+                          capture_output=True, text=True, timeout=timeout_s)
+    if done.returncode != 0:
+        return f"npm ci failed ({done.returncode}): {done.stderr.strip()[-500:]}"
+    return None if is_installed() else "npm ci left node_modules unlike package-lock.json"
+
+
+def get_client_version() -> str:
+    return json.loads(INSTALLED.read_text())["version"]
+
+
+def find_adapter_processes(parent: int | None = None) -> list[int]:
+    """Pids of Node adapter processes whose parent is `parent` (default: this process)."""
+    return driver.find_adapter_processes(str(ADAPTER).encode(), parent)
+
+
+class NodeConsumer(AdapterConsumer):
+    """ali-ons' Consumer in `node adapter.js`."""
+
+    client_name = CLIENT_NAME
+
+    def get_argv(self) -> list[str]:
+        return ["node", str(ADAPTER)]
+
+
+def open_node_consumer(request: StartRequest, script: OutcomeScript, log_dir: str | None) -> NodeConsumer:
+    """The glue's way to make this client's consumer (conformance/runner/run.py's OpenClient)."""
+    return NodeConsumer(request, script, log_dir=log_dir)

@@ -1,0 +1,169 @@
+"""One workload through a real client against a backend, recorded as a `Run` (conformance/checker/observe.py).
+
+The backend is the model-backed server of conformance/runner/server/ (or the real broker): a fresh one per workload,
+with fresh ports, group and instance name. What the glue needs from it is the `Backend` protocol below; every time
+it reports is on `time.monotonic()` in ms, the clock the client driver records deliveries on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
+from conformance.history.records import Delivery, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.workload import Workload
+from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
+
+# A run is over when nothing happened for QUIET_S (longer than one delay level of the compressed table plus a
+# pull round trip) and the broker holds no delayed copy; or at the latest after RUN_LIMIT_S.
+QUIET_S = 2.5
+# After a send-back that failed (no SUCCESS answer) the run is quiet only this long after it: a 4.9.8 client whose
+# fallback send failed too consumes the message again locally 5 s later (CC-07, submitConsumeRequestLater).
+LOCAL_RETRY_QUIET_S = 6.0
+# After a pull that failed (SYSTEM_ERROR, or any answer but FOUND, NO_NEW_MSG, RETRY_IMMEDIATELY, OFFSET_MOVED) the
+# run is quiet only this long after it: a client pulls that queue again 3 s later
+# (DefaultMQPushConsumerImpl PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION; ali-ons and 1.2.3 wait as long).
+PULL_RETRY_QUIET_S = 5.0
+PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
+                          ResponseCode.PULL_OFFSET_MOVED})
+RUN_LIMIT_S = 45.0
+# A started client pulls each queue within a second or two (route, heartbeat, rebalance).
+READY_LIMIT_S = 15.0
+POLL_S = 0.05
+
+
+class Backend(Protocol):
+    namesrv: str
+
+    def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None: ...
+
+    def get_requests(self) -> list[WireRequest]: ...
+
+    def get_stored_copies(self) -> list[StoredCopy]: ...
+
+    def has_delayed(self) -> bool: ...
+
+    def get_findings(self) -> list[dict]: ...
+
+
+OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
+
+
+class Consumer(Protocol):
+    """A real client's push consumer as the glue drives it (conformance/runner/clients/): a context manager that starts
+    and always stops it, and what it recorded."""
+
+    deliveries: list[Delivery]
+    errors: list[str]
+    seen: dict[str, int]
+    client: dict
+
+    def __enter__(self) -> Consumer: ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+# How the glue makes a consumer: (start request, outcome script, log directory) -> Consumer.
+OpenClient = Callable[[StartRequest, OutcomeScript, str | None], Consumer]
+
+
+def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float, limit_s: float,
+                     deliveries: int | None = None) -> None:
+    """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
+    on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`. A delayed copy falling
+    due starts the QUIET_S again: the client has yet to pull and consume it."""
+    seen, quiet_since = None, time.monotonic()
+    while time.monotonic() - started < limit_s:
+        requests = backend.get_requests()
+        sent_back = [r for r in requests if r.code == CONSUMER_SEND_MSG_BACK]
+        delayed = backend.has_delayed()
+        now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed)
+        if deliveries is not None and now[0] >= deliveries:
+            return
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= QUIET_S and not delayed \
+                and time.monotonic() >= get_failure_wait_end_s(requests):
+            return
+        time.sleep(POLL_S)
+
+
+def get_failure_wait_end_s(requests: list[WireRequest]) -> float:
+    """When (on the driver's clock, in s) the run stops waiting for a client's answer to a failure: LOCAL_RETRY_QUIET_S
+    after the last failed send-back, PULL_RETRY_QUIET_S after the last failed pull; 0.0 with neither."""
+    ends = [r.time_ms / 1000.0 + LOCAL_RETRY_QUIET_S for r in requests
+            if r.code == CONSUMER_SEND_MSG_BACK and r.response_code != 0]
+    ends += [r.time_ms / 1000.0 + PULL_RETRY_QUIET_S for r in requests
+             if r.code == PULL_MESSAGE and r.response_code not in PULL_ANSWERS]
+    return max(ends, default=0.0)
+
+
+def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, limit_s: float) -> bool:
+    """Poll until the client has pulled every queue of the topic (it has rebalanced and holds its offsets), or
+    `limit_s` after `started`; True when it has."""
+    queues = set(range(settings.topic_queue_nums))
+    while time.monotonic() - started < limit_s:
+        pulled = {int(r.fields.get("queueId", -1)) for r in backend.get_requests()
+                  if r.code == PULL_MESSAGE and r.fields.get("topic") == settings.topic}
+        if queues <= pulled:
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def get_client_config(settings: RunSettings) -> dict:
+    """The start request's client configuration: the modelled client's maxReconsumeTimes when the run sets one
+    (-1 is the client's default, as in DefaultMQPushConsumer)."""
+    return {} if settings.max_reconsume_times == -1 else {"maxReconsumeTimes": settings.max_reconsume_times}
+
+
+def produce_workload(backend: Backend, workload: Workload, settings: RunSettings) -> None:
+    for index, spec in enumerate(workload.messages):
+        backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
+
+
+def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str,
+                  log_dir: str | None, open_client: OpenClient) -> list[Consumer]:
+    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet.
+
+    A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
+    once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
+    messages are produced first, and the broker's first answer to QUERY_CONSUMER_OFFSET starts it at 0."""
+    request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model,
+                           get_client_config(settings))
+    script, started = workload.make_script(), time.monotonic()
+    broadcasting = workload.model == "broadcasting"
+    if not broadcasting:
+        produce_workload(backend, workload, settings)
+    first = open_client(request, script, log_dir)
+    consumers = [first]
+    with first:
+        if broadcasting:
+            if not wait_until_pulling(backend, settings, started, READY_LIMIT_S):
+                first.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
+            produce_workload(backend, workload, settings)
+        wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after)
+    if workload.restart_after is not None:
+        second = open_client(request, script, log_dir)
+        second.seen.update(first.seen)
+        consumers.append(second)
+        with second:
+            wait_until_quiet(backend, consumers, started, RUN_LIMIT_S)
+    return consumers
+
+
+def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSettings, instance: str,
+                 log_dir: str | None = None, open_client: OpenClient = open_cpp_consumer) -> Run:
+    """Produce the workload's messages, let the client consume them, and record everything as one Run."""
+    with open_backend(settings, workload) as backend:
+        consumers = run_consumers(backend, workload, settings, instance, log_dir, open_client)
+        requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
+        findings = tuple(backend.get_findings())
+    deliveries = tuple(d for c in consumers for d in c.deliveries)
+    errors = [e for c in consumers for e in c.errors]
+    if errors:
+        raise RuntimeError(f"the client adapter reported: {errors[:5]}")
+    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings)

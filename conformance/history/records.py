@@ -81,7 +81,53 @@ class StoredCopy:
 
 
 @frozen
+class FaultEvent:
+    """One fault as the runner injected it: its kind (history/workload.py's FAULT_KINDS, or a broker, name-server
+    or client fault of the schedule), when it began and — for a fault that lasts (read-only, a process down) — when
+    it ended (None: it lasted to the run's end, or happened at once); `target` what it hit (the message key and
+    delivery of a send-back fault, the request code, "" for a process)."""
+
+    kind: str
+    time_ms: float
+    end_ms: float | None = None
+    target: str = ""
+
+
+@frozen
+class QueueRead:
+    """One queue as the final read of the broker found it: the group's committed consumer offset (-1: none), the
+    queue's max offset, and every message in it from the committed offset on (StoredCopy-like records: key,
+    reconsumeTimes, queue offset)."""
+
+    topic: str
+    queue_id: int
+    committed: int
+    max_offset: int
+    pending: tuple[tuple[str, int, int], ...] = ()
+
+
+@frozen
+class BrokerRead:
+    """The broker at quiescence, read after the client stopped: per queue of the topic and of %RETRY%<group> the
+    group's committed offset and what is still there to consume; every copy in %DLQ%<group> as (key,
+    reconsumeTimes); copies still parked for a delay (key, reconsumeTimes)."""
+
+    queues: tuple[QueueRead, ...] = ()
+    dead: tuple[tuple[str, int], ...] = ()
+    delayed: tuple[tuple[str, int], ...] = ()
+
+    def get_pending_keys(self) -> set[str]:
+        """Keys with a copy the group could still consume: past its committed offset, or parked for a delay."""
+        return {key for queue in self.queues for key, _times, _offset in queue.pending} | \
+            {key for key, _times in self.delayed}
+
+
+@frozen
 class Run:
+    """One run's history: who ran (client), what it was given (workload, settings), what its listener did
+    (deliveries), every request on the wire with its answer, the copies the broker stored for retries, every fault
+    injected, and the final read of the broker (None where the backend could not be read)."""
+
     client: dict
     workload: object
     settings: object
@@ -93,6 +139,10 @@ class Run:
     # What the server noticed that is no rule's: {"kind": "unsupported-request" | "bad-frame" | "handler-error" |
     # "timer-stuck", ...} (conformance/runner/server/core.py).
     findings: tuple[dict, ...] = ()
+    faults: tuple[FaultEvent, ...] = ()
+    final: BrokerRead | None = None
+    # When the run stopped waiting (the client was stopped then), on the harness's clock.
+    ended_ms: float = 0.0
 
     def get_requests(self, code: int) -> list[WireRequest]:
         return [r for r in self.requests if r.code == code]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import uuid
 
-from conformance.checker.verdicts import check_declarations, judge, predict_run
+from conformance.checker.differential import predict_run
+from conformance.checker.verdicts import check_declarations, judge
 from conformance.history.records import Run, RunSettings
 from conformance.report import record_findings, record_verdicts
 

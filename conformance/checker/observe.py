@@ -13,7 +13,6 @@ import re
 from collections import defaultdict
 
 import immutables
-from attrs import frozen
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import SUCCESS, Run, StoredCopy, WireRequest
@@ -247,30 +246,3 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]
     if unaccounted:
         failures["SY-10"].append(f"neither consumed, dead-lettered nor dropped by design: {unaccounted}")
     return dict(failures)
-
-
-@frozen
-class ObservedFate:
-    key: str
-    reconsume_times: tuple[int, ...]
-    fate: str
-
-
-def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
-    """Per produced key: reconsumeTimes of its deliveries in order, and its fate — "dlq" (a copy stored in the
-    DLQ), "consumed" (its last delivery succeeded and that copy was not sent back), else "lost"."""
-    sends = [(int(r.fields.get("offset", -1)), r.time_ms) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)]
-    dead = {copy.key for copy in run.stored if copy.topic.startswith("%DLQ%")}
-    by_key = defaultdict(list)
-    for delivery in run.deliveries:
-        by_key[delivery.uniq_key].append(delivery)
-    fates = {}
-    for spec in run.workload.messages:
-        seen = by_key.get(spec.key, [])
-        last = seen[-1] if seen else None
-        # The last delivery succeeded and no send-back of that copy followed it (a restart may deliver a copy again).
-        done = last is not None and run.workload.is_success(last.status) and not any(
-            offset == last.message["commitLogOffset"] and at >= last.time_ms for offset, at in sends)
-        fate = "dlq" if spec.key in dead else "consumed" if done else "lost"
-        fates[spec.key] = ObservedFate(spec.key, tuple(d.reconsume_times for d in seen), fate)
-    return fates

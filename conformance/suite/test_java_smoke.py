@@ -7,8 +7,8 @@ import socket
 import pytest
 from attrs import evolve
 
-from conformance.checker.observe import ObservedFate, get_observed_fates
-from conformance.checker.verdicts import LATE_BOUND_MS
+from conformance.checker.checks import LATE_BOUND_MS
+from conformance.checker.mechanisms import ObservedFate, get_observed_fates
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.history.workload import Fault, MessageSpec, Workload

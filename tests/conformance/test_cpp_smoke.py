@@ -7,7 +7,7 @@ import socket
 import pytest
 from attrs import evolve
 
-from conformance.checker.observe import ObservedFate, get_observed_fates
+from conformance.checker.mechanisms import ObservedFate, get_observed_fates
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.clients.cpp import find_adapter_processes, get_unavailable_reason, open_cpp_consumer

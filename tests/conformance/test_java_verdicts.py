@@ -8,9 +8,11 @@ from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.checker.observe import get_observed_fates
+from conformance.checker.checks import get_late_retries
+from conformance.checker.differential import predict_run
+from conformance.checker.mechanisms import get_observed_fates
 from conformance.checker.predict import predict
-from conformance.checker.verdicts import check_declarations, get_late_retries, judge, predict_run
+from conformance.checker.verdicts import check_declarations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.history.records import RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Fault, MessageSpec, Workload

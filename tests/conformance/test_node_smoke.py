@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from conformance.checker.observe import ObservedFate, get_observed_fates
+from conformance.checker.mechanisms import ObservedFate, get_observed_fates
 from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.clients.node import find_adapter_processes, get_unavailable_reason, open_node_consumer
 from conformance.runner.clients.protocol import get_transcript_problems, recording

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conformance.checker.deviations import NOT_APPLICABLE
+from conformance.checker.differential import DIFFERENTIAL_RULES, INVARIANT_RULES
 from conformance.checker.rules import JUDGED, NOT_JUDGED, is_client_rule
-from conformance.checker.verdicts import CHECKS, DIFFERENTIAL_RULES, INVARIANT_RULES
+from conformance.checker.verdicts import CHECKS
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 HEADING = re.compile(r"^### ([A-Z]{2,3}-\d\d) ", re.MULTILINE)

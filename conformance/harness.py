@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from conformance.checker.differential import predict_run
-from conformance.checker.verdicts import check_declarations, judge
+from conformance.checker.verdicts import explain_deviations, judge
 from conformance.history.records import Run, RunSettings
 from conformance.report import record_findings, record_verdicts
 
@@ -29,10 +29,9 @@ HARNESS_FAULTS = ("bad-frame", "handler-error", "timer-stuck")
 def judge_run(run: Run, counterexample: str) -> list:
     """Every verdict of `run`; raises AssertionError naming each problem and the wire trace. A request the server
     does not support is recorded as a finding; a frame it could not read or a handler that raised fails the run."""
-    verdicts = judge(run, predict_run(run), counterexample)
+    verdicts, problems = explain_deviations(judge(run, predict_run(run), counterexample), run)
     record_verdicts(verdicts)
     record_findings(run)
-    problems = check_declarations(verdicts, run)
     problems += [f"the server could not serve the client: {f}" for f in run.findings if f["kind"] in HARNESS_FAULTS]
     if problems:
         deliveries = [f"{d.time_ms:.0f} ms {d.uniq_key} r={d.reconsume_times} -> {d.status}" for d in run.deliveries]

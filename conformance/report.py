@@ -27,7 +27,6 @@ from pathlib import Path
 
 from hypothesis import currently_in_test_context, event
 
-from conformance.checker.deviations import get_declared
 from conformance.checker.predict import JAVA_CLIENT
 from conformance.checker.verdicts import Verdict
 from runenv import run_context
@@ -35,7 +34,7 @@ from runenv.report_format import REPORT_SCHEMA_VERSION
 
 LOCK = threading.Lock()
 # Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.
-STRENGTH = ("not judged", "not applicable", "conforms", "deviates")
+STRENGTH = ("not judged", "not applicable", "indefinite", "conforms", "deviates")
 # Every verdict this process recorded, for the session's rule x client matrix (conformance/suite/conftest.py).
 SESSION: list = []
 # (client name, kind, request code) of every server finding this process recorded.
@@ -100,7 +99,7 @@ def to_record(verdict) -> dict:
     return {"type": "conformance_verdict", "report_schema": REPORT_SCHEMA_VERSION, "run_id": run_context.get_run_id(),
             "client": verdict.client,
             "rule": verdict.rule, "status": verdict.status, "detail": verdict.detail,
-            "declared": get_declared(verdict.rule, verdict.client_key) is not None,
+            "declared": bool(verdict.cause), "cause": verdict.cause, "keys": list(verdict.keys),
             "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
 
 

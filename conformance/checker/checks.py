@@ -57,10 +57,11 @@ def get_orderly_retry_verdict(run: Run, prediction: Prediction) -> tuple[str, st
         if before is not None and before.status in ORDERLY_RETRY_STATUSES \
                 and before.reconsume_times < prediction.max_reconsume_times \
                 and d.reconsume_times <= before.reconsume_times:
-            flat.append(f"{d.uniq_key} again with reconsumeTimes {d.reconsume_times}")
+            flat.append(d.uniq_key)
         previous[d.uniq_key] = d
     if flat:
-        return "deviates", "; ".join(flat)
+        details = [f"{key} again with reconsumeTimes unchanged" for key in flat]
+        return "deviates", "; ".join(details), frozenset(flat)
     return ("conforms", "every local retry counted") if any(d.seen_before for d in run.deliveries) else None
 
 def get_batch_verdict(run: Run) -> tuple[str, str] | None:
@@ -69,7 +70,7 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
     requests = run.get_requests(CONSUMER_SEND_MSG_BACK)
     if not requests:
         return None
-    wrong = []
+    wrong, keys = [], set()
     for request in requests:
         offset = int(request.fields.get("offset", -1))
         before = [d for d in run.deliveries
@@ -77,7 +78,19 @@ def get_batch_verdict(run: Run) -> tuple[str, str] | None:
         status = before[-1].status if before else None
         if status is None or run.workload.is_success(status):
             wrong.append(f"offset {offset}: {'never delivered' if status is None else 'accepted ' + status}")
-    return ("deviates", "; ".join(wrong)) if wrong else ("conforms", f"{len(requests)} send-backs, all failed ones")
+            keys.add(get_key_of_offset(run, offset))
+    if wrong:
+        return "deviates", "; ".join(wrong), frozenset(keys)
+    return "conforms", f"{len(requests)} send-backs, all failed ones"
+
+
+def get_key_of_offset(run: Run, offset: int) -> str:
+    """The key of the copy stored at commit-log `offset`: from a delivery of it, else from what its send-back
+    stored ("" when neither tells)."""
+    for delivery in run.deliveries:
+        if delivery.message["commitLogOffset"] == offset:
+            return delivery.uniq_key
+    return next((copy.key for copy in run.stored if copy.source_offset == offset), "")
 
 # Concurrently answers that count as RECONSUME_LATER [CC-04]: the listener raised, or returned null.
 RAISED = ("EXCEPTION", "NULL")
@@ -114,7 +127,7 @@ def get_exception_verdict(run: Run) -> tuple[str, str] | None:
     swallowed = [d.number for d in get_swallowed(run)]
     if swallowed:
         return "deviates", f"deliveries {swallowed} raised or returned null and were not sent back (read as " \
-                           "CONSUME_SUCCESS)"
+                           "CONSUME_SUCCESS)", frozenset(get_swallowed_keys(run))
     return "conforms", f"{len(raised)} raising or null deliveries all sent back"
 
 def get_listener_view_verdict(run: Run) -> tuple[str, str] | None:
@@ -135,7 +148,7 @@ def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
     sent = len(run.get_requests(CONSUMER_SEND_MSG_BACK))
     again = sorted({d.uniq_key for d in failed} & {d.uniq_key for d in run.deliveries if d.seen_before > 0})
     if sent or again:
-        return "deviates", f"{sent} send-backs; delivered again after a failure: {again}"
+        return "deviates", f"{sent} send-backs; delivered again after a failure: {again}", frozenset(again) | {""}
     return "conforms", f"{len(failed)} failed deliveries dropped"
 
 def get_persist_verdict(run: Run) -> tuple[str, str] | None:
@@ -159,7 +172,7 @@ def get_restart_gap(run: Run) -> tuple[float, float] | None:
     pulls = [r.time_ms for r in run.requests if r.code == PULL_MESSAGE and r.time_ms > stops[0]]
     return stops[0], pulls[0] if pulls else float("inf")
 
-def get_late_retries(run: Run) -> list[str]:
+def get_late_retries(run: Run) -> list[tuple[str, str]]:
     """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS; one due while a restarted client
     was away is due when it pulls again."""
     delays = compute_delays_ms(run.settings.message_delay_level)
@@ -172,5 +185,5 @@ def get_late_retries(run: Run) -> list[str]:
         if due is not None and gap is not None and due < gap[1] and d.time_ms >= gap[0]:
             due = gap[1]  # due before the second instance pulled, delivered by it
         if due is not None and d.time_ms > due + LATE_BOUND_MS:
-            late.append(f"{d.uniq_key} r={d.reconsume_times} at +{d.time_ms - due:.0f} ms after due")
+            late.append((d.uniq_key, f"{d.uniq_key} r={d.reconsume_times} at +{d.time_ms - due:.0f} ms after due"))
     return late

@@ -13,6 +13,24 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from conformance.checker.causes import (
+    EXCEPTION_SWALLOWED,
+    NULL_SWALLOWED,
+    ORDERLY_EXCEPTION_MOVED_ON,
+    RETRY_COPY_SWALLOWED,
+    SEND_BACK_DROPPED,
+    Cause,
+    has_failed_send_back,
+    has_flat_orderly_retry,
+    has_refused_send_back_without_local_retry,
+    has_twoway_offset_update,
+    is_batch_casualty,
+    is_dead_lettered_at_group_max,
+    lacks_consume_start_time,
+    lacks_max_in_header,
+)
+from conformance.checker.causes import has_delivered_fallback_copy as is_fallback_copy_delivered
+from conformance.checker.mechanisms import get_hit_faults
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
 from conformance.history.workload import SEND_BACK_FAULT_KINDS
 
@@ -25,21 +43,18 @@ ONS_CONSUMER = ONS_SOURCE + "lib/consumer/mq_push_consumer.js"
 
 @frozen
 class Deviation:
+    """A client's declared deviation from one rule: what it does instead (claim), the client source that explains
+    it, the causes — mechanisms read from a run's history, conformance/checker/causes.py — that explain each message
+    it covers (nothing else), `when` the runs in which it must show (None: it need not), and for one that need not,
+    how often it showed (`frequency`, measured by benchmarks/bench_declarations.py)."""
+
     rule: str
     client: tuple[str, str]
     claim: str
     source: str
     when: Callable | None = None
-
-
-def get_hit_faults(run) -> list:
-    """The send-back faults that hit: the delivery they follow happened and failed."""
-    hit = []
-    for d in run.deliveries:
-        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
-        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
-            hit.append(fault)
-    return hit
+    causes: tuple[Cause, ...] = ()
+    frequency: str = ""
 
 
 def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
@@ -104,97 +119,118 @@ def is_lost_to_ali_ons(run) -> bool:
     return has_failed_retry_copy(run) or has_null_answer(run)
 
 
+FALLBACK_AFTER_FAILED_SEND_BACK = Cause("a fallback send after a failed send-back", has_failed_send_back)
+LOCAL_RETRY_DROPPED = Cause("a failed send-back retried locally, dropped past maxReconsumeTimes", has_failed_send_back)
+
 DECLARED: tuple[Deviation, ...] = (
     Deviation("SB-09", CPP,
               "CONSUMER_SEND_MSG_BACK carries only group, offset and delayLevel: no maxReconsumeTimes (nor "
               "originMsgId, originTopic), so the broker's retryMaxTimes decides instead of the client's 16",
               SOURCE + "src/protocol/CommandHeader.cpp#L445-L459",
-              when=lambda run: bool(run.get_requests(CONSUMER_SEND_MSG_BACK))),
+              when=lambda run: bool(run.get_requests(CONSUMER_SEND_MSG_BACK)),
+              causes=(Cause("the header names no maxReconsumeTimes", lacks_max_in_header),)),
     Deviation("CC-04", CPP,
               "binding 0.4.4: a listener exception escapes the ctypes callback (subscribe's wrapper re-raises in "
               "`finally`), ctypes leaves the C return value unset, and the library reads any value but 0 as "
               "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
               "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
-              SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None),
+              SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None,
+              causes=(EXCEPTION_SWALLOWED,)),
     Deviation("OR-04", CPP,
               "binding 0.4.4, orderly: the same unset ctypes return value as CC-04 can read a listener exception as "
               "CONSUME_SUCCESS, so the queue moves on instead of suspending",
-              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None),
+              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None,
+              causes=(ORDERLY_EXCEPTION_MOVED_ON,)),
     Deviation("SY-05", CPP,
               "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
               "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",
               SOURCE + "src/MQClientAPIImpl.cpp#L826-L854",
-              when=lambda run: is_single_plain_poison(run)),
+              when=lambda run: is_single_plain_poison(run),
+              causes=(Cause("dead-lettered at the group's retryMaxTimes", is_dead_lettered_at_group_max),)),
     Deviation("CC-06", CPP,
               "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
               "%RETRY%, no local retry; the offset moves past the message",
               SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
-                  run, SEND_BACK_FAULT_KINDS)),
+                  run, SEND_BACK_FAULT_KINDS),
+              causes=(SEND_BACK_DROPPED,)),
     Deviation("SY-10", CPP,
               "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
-                  run, SEND_BACK_FAULT_KINDS)),
+                  run, SEND_BACK_FAULT_KINDS),
+              causes=(SEND_BACK_DROPPED, EXCEPTION_SWALLOWED, ORDERLY_EXCEPTION_MOVED_ON)),
     Deviation("CC-07", CPP,
               "with the broker not writeable the message is not kept for a local retry 5 s later",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
-              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable",))),
+              when=lambda run: is_concurrently(run) and has_hit_send_back_fault(run, ("broker_not_writeable")),
+              causes=(Cause("a refused send-back not retried locally", has_refused_send_back_without_local_retry),)),
     Deviation("CC-02", CPP,
               "a pulled batch is one listener call and the C API stops at the first failing message: the whole "
               "batch is sent back (BROADCASTING: dropped), including messages the callback accepted and ones it "
               "never saw (probed: m0 always failing, m1 and m2 in its batch were dead-lettered without one delivery; "
               "BROADCASTING [m0 failing, m1] lost m1 unseen)",
-              SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None),
+              SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None,
+              causes=(Cause("a pulled batch shares its first failure", is_batch_casualty),)),
     Deviation("CC-05", CPP,
               "the listener's message has no CONSUME_START_TIME property",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L81-L86",
-              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+              when=lambda run: is_concurrently(run) and bool(run.deliveries),
+              causes=(Cause("no CONSUME_START_TIME", lacks_consume_start_time),)),
     Deviation("RB-05", CPP,
               "UPDATE_CONSUMER_OFFSET is meant one-way but markOnewayRPC runs after Encode(): the one-way flag "
               "never reaches the wire",
               SOURCE + "src/MQClientAPIImpl.cpp#L815-L823",
-              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET)),
+              causes=(Cause("UPDATE_CONSUMER_OFFSET without the one-way flag", has_twoway_offset_update),)),
     Deviation("OR-07", CPP,
               "orderly RECONSUME_LATER retries locally after 100 ms with reconsumeTimes unchanged (no + 1, no "
               "maxReconsumeTimes, no give-up send to the DLQ)",
               SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
-              when=lambda run: has_local_retry(run)),
+              when=lambda run: has_local_retry(run),
+              causes=(Cause("orderly retry with reconsumeTimes unchanged", has_flat_orderly_retry),)),
     Deviation("CC-04", ALI_ONS,
               "a listener result other than Consumer.ACTION_RETRY is a success: a listener returning null is "
               "consumed, not sent back (a throw is retried, as CC-04 asks)",
-              ONS_CONSUMER + "#L288-L292", when=has_null_answer),
+              ONS_CONSUMER + "#L288-L292", when=has_null_answer,
+              causes=(NULL_SWALLOWED,)),
     Deviation("CC-06", ALI_ONS,
               "a copy pulled from %RETRY% reaches the listener through the retry subscription's wrapper, which "
               "drops the listener's result: RECONSUME_LATER (ACTION_RETRY) on a retry is a success, the copy is "
               "neither sent back nor retried; and the fallback send after a failed send-back carries delay level 0 "
               "and MAX_RECONSUME_TIMES = maxReconsumeTimes + 1 (RECONSUME_TIME = r + 1 as in 4.9.8), so a copy "
               "4.9.8 would dead-letter is delivered once more",
-              ONS_CONSUMER + "#L131-L147", when=has_failed_retry_copy),
+              ONS_CONSUMER + "#L131-L147", when=has_failed_retry_copy,
+              causes=(RETRY_COPY_SWALLOWED, FALLBACK_AFTER_FAILED_SEND_BACK)),
     Deviation("SY-06", ALI_ONS,
               "the fallback send after a failed send-back sets delay level 0: the copy is delivered at once, not "
               "after level 3 + reconsumeTimes",
               ONS_CONSUMER + "#L785-L800",
-              when=has_delivered_fallback_copy),
+              when=has_delivered_fallback_copy,
+              causes=(Cause("a fallback copy delivered at once (delay level 0)", is_fallback_copy_delivered),)),
     Deviation("CC-07", ALI_ONS,
               "after both the send-back and the fallback send failed the message is retried locally 5 s later with "
               "reconsumeTimes + 1 (as 4.9.8), but a copy whose reconsumeTimes exceeds maxReconsumeTimes is dropped "
               "client-side instead of going to the DLQ",
-              ONS_CONSUMER + "#L279-L314", when=None),
+              ONS_CONSUMER + "#L279-L314", when=None,
+              causes=(LOCAL_RETRY_DROPPED,)),
     Deviation("SY-10", ALI_ONS,
               "a message is lost (neither consumed nor dead-lettered) when a retry copy is answered "
               "RECONSUME_LATER or null, a first delivery null (CC-04, CC-06), or a local retry passes "
               "maxReconsumeTimes (CC-07)",
-              ONS_CONSUMER + "#L279-L292", when=is_lost_to_ali_ons),
+              ONS_CONSUMER + "#L279-L292", when=is_lost_to_ali_ons,
+              causes=(NULL_SWALLOWED, RETRY_COPY_SWALLOWED, LOCAL_RETRY_DROPPED)),
     Deviation("CC-05", ALI_ONS,
               "the listener's message has no CONSUME_START_TIME property",
               ONS_CONSUMER + "#L277-L292",
-              when=lambda run: is_concurrently(run) and bool(run.deliveries)),
+              when=lambda run: is_concurrently(run) and bool(run.deliveries),
+              causes=(Cause("no CONSUME_START_TIME", lacks_consume_start_time),)),
     Deviation("RB-05", ALI_ONS,
               "UPDATE_CONSUMER_OFFSET goes through invokeOneway, which never marks the command one-way: the flag "
               "never reaches the wire (the request is not answered-for, but the broker answers it)",
               ONS_SOURCE + "lib/channel.js#L121-L133",
-              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET))),
+              when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET)),
+              causes=(Cause("UPDATE_CONSUMER_OFFSET without the one-way flag", has_twoway_offset_update),)),
 )
 
 # The smallest workload seen showing each deviation (from a full-suite run's verdict records, or pinned): Python
@@ -247,6 +283,13 @@ NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
     **{(f"CT-0{n}", ALI_ONS): NO_TIMEOUT for n in range(1, 5)},
     ("CC-03", ALI_ONS): "a listener call is one message: there is no ackIndex",
 }
+
+
+def get_causes(rule: str, client: tuple[str, str], run, key: str) -> list[str]:
+    """The names of the declared causes of `rule`'s deviation by `client` that explain `key` ("" the run) in
+    `run`; empty when none does."""
+    return [cause.name for deviation in DECLARED if deviation.rule == rule and deviation.client == client
+            for cause in deviation.causes if cause.holds(run, key)]
 
 
 def get_declared(rule: str, client: tuple[str, str]) -> Deviation | None:

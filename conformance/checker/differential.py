@@ -3,14 +3,20 @@ does with the same workload (conformance/checker/predict.py), and the oracle's i
 
 from __future__ import annotations
 
+import functools
+
 from attrs import evolve
 
 from conformance.checker.checks import get_batch_verdict, get_late_retries, get_swallowed_keys, get_unsent_keys
-from conformance.checker.deviations import get_hit_faults
-from conformance.checker.mechanisms import get_observed_fates
+from conformance.checker.mechanisms import (
+    get_hit_faults,
+    get_observed_fates,
+    has_failed_send_back,
+    has_refused_send_back,
+)
 from conformance.checker.observe import check_invariants, get_arrival_order
 from conformance.checker.predict import Prediction, predict
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2
 from conformance.history.records import Run, RunSettings
 
 INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
@@ -18,44 +24,51 @@ INVARIANT_RULES = ("SY-04", "SY-05", "SY-06", "SY-09", "SY-10")
 # The rules a difference of fates against the model is attributed to (get_differential_verdicts).
 DIFFERENTIAL_RULES = ("CC-02", "CC-04", "CC-06", "CC-07", "OR-04", "OR-07", "SY-05")
 
-def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
-    """Each message's reconsumeTimes sequence and fate against the 4.9.8 client's, by the rule that explains a
-    difference: a send-back fault (CC-06, CC-07), orderly local retries (OR-07), the broker's retryMaxTimes in
-    place of the client's 16 (SY-05: the model with maxReconsumeTimes = retryMaxTimes predicts it), a batch sent
-    back whole (CC-02); anything else is DIFF, which no declaration covers."""
+def get_difference_rules(run: Run, key: str, seen, get_adjusted) -> list[str]:
+    """The rules a difference of `key`'s outcome from the 4.9.8 client's is filed under, read from the history: a
+    failure read as a success (CC-04 raised, OR-04 orderly, CC-06 RECONSUME_LATER), a send-back that failed (CC-06;
+    refused for want of permission, CC-07 too: Java would retry locally), orderly local retries (OR-07), a batch
+    sent back whole (CC-02), the broker's retryMaxTimes in place of the client's 16 (SY-05: the model with
+    maxReconsumeTimes = retryMaxTimes predicts it); anything else is DIFF, which no declaration covers."""
+    if key in get_swallowed_keys(run):
+        return ["CC-04" if run.workload.mode == "concurrently" else "OR-04"]
+    if key in get_unsent_keys(run):
+        return ["CC-06"]  # a RECONSUME_LATER read as a success: neither sent back nor retried
+    if has_failed_send_back(run, key) and run.workload.mode == "concurrently":
+        # RS-14 is judged only where the fates match (get_fault_verdict): a difference under its fault is CC-06's,
+        # since a client that keeps its counter and one that loses the retried copy differ the same way here.
+        return ["CC-06", "CC-07"] if has_refused_send_back(run, key) else ["CC-06"]
+    if run.workload.mode == "orderly":
+        return ["OR-07"]
+    if not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):
+        return ["CC-02"]  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
+    if is_same_outcome(run, seen, get_adjusted()[key]):
+        return ["SY-05"]
+    batch = get_batch_verdict(run)
+    return ["CC-02"] if batch and batch[0] == "deviates" else ["DIFF"]
+
+
+def get_differential_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str, frozenset]]:
+    """Each message's reconsumeTimes sequence and fate against the 4.9.8 client's: (status, detail, keys) per rule a
+    difference is filed under (get_difference_rules). A message whose fate is indefinite (the broker still holds it)
+    is no deviation: SY-10 is then "indefinite" unless another message deviates."""
     observed = get_observed_fates(run)
-    adjusted = None
-    verdicts: dict[str, tuple[str, str]] = {}
+    get_adjusted = functools.cache(lambda: predict_with_group_max(run).fates)
+    verdicts: dict[str, tuple[str, str, frozenset]] = {}
     for key, expected in prediction.fates.items():
         seen = observed[key]
         if is_same_outcome(run, seen, expected):
             continue
         difference = (f"{key}: reconsumeTimes {seen.reconsume_times} fate {seen.fate}; 4.9.8 client: "
                       f"{expected.reconsume_times} fate {expected.fate}")
-        hit = {fault.kind for fault in get_hit_faults(run) if fault.key == key}
-        rules = []
-        if key in get_swallowed_keys(run):
-            rule = "CC-04" if run.workload.mode == "concurrently" else "OR-04"
-        elif key in get_unsent_keys(run):
-            rule = "CC-06"  # a RECONSUME_LATER read as a success: neither sent back nor retried
-        elif hit and run.workload.mode == "concurrently":
-            # A failed send-back is dropped (CC-06); with the broker not writeable Java would also retry locally.
-            # RS-14 is judged only where the fates match (get_fault_verdict): a difference under its fault is CC-06's,
-            # since a client that keeps its counter and one that loses the retried copy differ the same way here.
-            rule, rules = "CC-06", ["CC-07"] if "broker_not_writeable" in hit else []
-        elif run.workload.mode == "orderly":
-            rule = "OR-07"
-        elif not seen.reconsume_times and any(not run.workload.is_success(d.status) for d in run.deliveries):
-            rule = "CC-02"  # never shown: it shared a pulled batch with a failure (sent back or, broadcasting, dropped)
-        else:
-            if adjusted is None:
-                adjusted = predict_with_group_max(run).fates
-            same = is_same_outcome(run, seen, adjusted[key])
-            batch = get_batch_verdict(run)
-            rule = "SY-05" if same else "CC-02" if batch and batch[0] == "deviates" else "DIFF"
-        for each in (rule, *rules):
-            verdicts[each] = ("deviates", "; ".join(filter(None, [verdicts.get(each, ("", ""))[1], difference])))
+        status = "indefinite" if seen.fate == "indefinite" else "deviates"
+        rules = ["SY-10"] if status == "indefinite" else get_difference_rules(run, key, seen, get_adjusted)
+        for rule in rules:
+            before = verdicts.get(rule, ("indefinite", "", frozenset()))
+            merged = "deviates" if "deviates" in (before[0], status) else "indefinite"
+            verdicts[rule] = (merged, "; ".join(filter(None, [before[1], difference])), before[2] | {key})
     return verdicts
+
 
 def is_same_outcome(run: Run, seen, expected) -> bool:
     """Same fate, and — unless the client restarted, which may deliver again what it had not committed — the
@@ -81,7 +94,7 @@ def predict_with_group_max(run: Run) -> Prediction:
     return predict_run(run, evolve(run.settings, max_reconsume_times=run.settings.retry_max_times))
 
 # SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b topic, l maxReconsumeTimes).
-SEND_CODES = {10: ("topic", "maxReconsumeTimes"), 310: ("b", "l")}
+SEND_CODES = {SEND_MESSAGE: ("topic", "maxReconsumeTimes"), SEND_MESSAGE_V2: ("b", "l")}
 
 def get_applied_max(run: Run) -> int:
     """The maximum the broker applied to this client: the maxReconsumeTimes of its first send-back header, else of
@@ -97,17 +110,19 @@ def get_applied_max(run: Run) -> int:
             return int(sent)
     return run.settings.retry_max_times
 
-def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
-    """[SY-04] [SY-05] [SY-06] [SY-09] [SY-10] properties' Ledger over the run, with the maximum the broker
-    applied (get_applied_max), plus SY-06's late bound."""
+def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[str, str, frozenset]]:
+    """[SY-04] [SY-05] [SY-06] [SY-09] [SY-10] the oracle's Ledger over the run, with the maximum the broker
+    applied (get_applied_max), plus SY-06's late bound: (status, detail, the keys concerned) per rule."""
     failures = check_invariants(run, get_applied_max(run))
     late = get_late_retries(run)
     if late:
-        failures.setdefault("SY-06", []).extend(late)
-    verdicts = {rule: ("deviates", "; ".join(found)) for rule, found in failures.items()}
+        failures.setdefault("SY-06", []).extend((text, key) for key, text in late)
+    verdicts = {rule: ("deviates", "; ".join(text for text, _key in found), frozenset(key for _text, key in found))
+                for rule, found in failures.items()}
     for rule in INVARIANT_RULES:
-        verdicts.setdefault(rule, ("conforms", "oracle/system_oracle.Ledger holds"))
+        verdicts.setdefault(rule, ("conforms", "oracle/system_oracle.Ledger holds", frozenset()))
     return verdicts
+
 
 def get_fault_verdict(kinds: tuple[str, ...], what: str):
     """[CC-06] [CC-07] A send-back fault of `kinds` hit (no restart after it), and every message's reconsumeTimes
@@ -116,7 +131,7 @@ def get_fault_verdict(kinds: tuple[str, ...], what: str):
     def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
         hit = [f for f in get_hit_faults(run) if f.kind in kinds]
         if run.workload.mode != "concurrently" or run.workload.model != "clustering" or not hit \
-                or run.workload.restart_after is not None or get_differential_verdicts(run, prediction):
+                or run.workload.restart_after is not None or has_deviation(run, prediction):
             return None
         return "conforms", f"{len(hit)} failed send-backs: {what}"
 
@@ -130,8 +145,13 @@ def get_orderly_answers_verdict(auto_commit: bool):
     def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
         answers = {d.status for d in run.deliveries}
         if run.workload.mode != "orderly" or run.workload.auto_commit is not auto_commit or not answers \
-                or (auto_commit and not answers & {"COMMIT", "ROLLBACK"}) or get_differential_verdicts(run, prediction):
+                or (auto_commit and not answers & {"COMMIT", "ROLLBACK"}) or has_deviation(run, prediction):
             return None
         return "conforms", f"autoCommit {str(auto_commit).lower()}, answers {sorted(answers)} applied as 4.9.8 does"
 
     return check
+
+
+def has_deviation(run: Run, prediction: Prediction) -> bool:
+    """Some message's outcome deviates from the 4.9.8 client's (an indefinite one does not)."""
+    return any(status == "deviates" for status, _detail, _keys in get_differential_verdicts(run, prediction).values())

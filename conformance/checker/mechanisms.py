@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from attrs import frozen
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2, ResponseCode
 from conformance.history.records import SUCCESS, Run
 
 FATES = ("consumed", "dlq", "indefinite", "lost")
@@ -48,6 +48,22 @@ def has_failed_send_back(run: Run, key: str) -> bool:
     """[CC-06] A send-back of `key` was answered with an error or never answered (a fault injected by the harness,
     or the broker's own refusal, e.g. NO_PERMISSION while read-only)."""
     return any(r.response_code != SUCCESS for r in get_send_backs(run, key))
+
+
+def has_refused_send_back(run: Run, key: str) -> bool:
+    """[CC-07] A send-back of `key` was refused for want of permission (NO_PERMISSION: the broker is not
+    writeable, so a fallback send would fail too)."""
+    return any(r.response_code == ResponseCode.NO_PERMISSION for r in get_send_backs(run, key))
+
+
+def get_hit_faults(run: Run) -> list:
+    """The workload's send-back faults that hit: the delivery they follow happened and failed."""
+    hit = []
+    for d in run.deliveries:
+        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
+        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
+            hit.append(fault)
+    return hit
 
 
 def get_retry_sends(run: Run, key: str) -> list:

@@ -221,14 +221,22 @@ RULE_ID = re.compile(r"\[([A-Z]{2,3}-\d\d)\]")
 HANDLER_RULES = {ListenerInvoked: "SY-06", SendBackOutcome: "SY-05", OffsetUpdated: "SY-04"}
 
 
-def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]:
-    """Feed the run through properties' Ledger; answers the failed claims by rule id (SY-10 at the end).
+def get_observed_key(observation) -> str:
+    """The message key an observation is about ("" for one about no message, e.g. an offset update)."""
+    messages = getattr(observation, "messages", None) or (getattr(observation, "message", None),)
+    return messages[0].uniq_key if messages[0] is not None else ""
+
+
+def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[tuple[str, str]]]:
+    """Feed the run through the oracle's Ledger; answers the failed claims by rule id, each as (detail, the key of
+    the message it is about, "" for none), SY-10 at the end: one per message neither consumed, dead-lettered nor
+    dropped by design, except those the broker still holds for the group (Run.final), which are not lost.
 
     `max_reconsume_times` is the maximum the broker applied to this client (its header's, else the group's)."""
     config = Config(message_model=run.workload.model, max_reconsume_times=max_reconsume_times,
                     message_delay_level=run.settings.message_delay_level)
     ledger = Ledger(config, delays_ms=compute_delays_ms(run.settings.message_delay_level))
-    failures: dict[str, list[str]] = defaultdict(list)
+    failures: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for copy in run.stored:
         if copy.reconsume_times == 1 and copy.path == "rpc":
             # The consumed original's offset id, which its retries link to: known before its first delivery when
@@ -240,9 +248,11 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[str]]
         except (AssertionError, KeyError) as error:
             found = RULE_ID.search(str(error))
             rule = found.group(1) if found else HANDLER_RULES.get(type(observation), "SY-05")
-            failures[rule].append(f"{type(observation).__name__} at {observation.time} ms: {error!r}")
+            failures[rule].append((f"{type(observation).__name__} at {observation.time} ms: {error!r}",
+                                   get_observed_key(observation)))
     # SY-10 is CLUSTERING's promise; a BROADCASTING instance's deliveries are judged against the prediction.
-    unaccounted = ledger.get_unaccounted() if run.workload.model == "clustering" else []
-    if unaccounted:
-        failures["SY-10"].append(f"neither consumed, dead-lettered nor dropped by design: {unaccounted}")
+    pending = run.final.get_pending_keys() if run.final is not None else set()
+    for key in ledger.get_unaccounted() if run.workload.model == "clustering" else []:
+        if key not in pending:
+            failures["SY-10"].append((f"{key} neither consumed, dead-lettered nor dropped by design", key))
     return dict(failures)

@@ -11,7 +11,7 @@ should have shown and did not.
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from conformance.checker.checks import (
     get_batch_verdict,
@@ -23,7 +23,7 @@ from conformance.checker.checks import (
     get_orderly_retry_verdict,
     get_persist_verdict,
 )
-from conformance.checker.deviations import DECLARED, NOT_APPLICABLE, get_declared
+from conformance.checker.deviations import DECLARED, NOT_APPLICABLE, get_causes
 from conformance.checker.differential import (
     get_differential_verdicts,
     get_fault_verdict,
@@ -39,16 +39,48 @@ from conformance.history.workload import SEND_BACK_FAULT_KINDS
 
 @frozen
 class Verdict:
+    """One rule's verdict for one client over one run. `keys`: the messages a deviation or an indefinite verdict is
+    about ("" stands for the run as a whole: a header, a flag); `cause`: the declared causes that explain a
+    deviation (conformance/checker/deviations.py), empty for an undeclared one."""
+
     rule: str
     client: dict
-    status: str  # conforms | deviates | not applicable | not judged
+    status: str  # conforms | deviates | indefinite | not applicable | not judged
     detail: str = ""
     counterexample: str = ""
     trace: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    cause: str = ""
 
     @property
     def client_key(self) -> tuple[str, str]:
         return self.client["name"], self.client["version"]
+
+
+# A rule's findings from several checks of one run merge to the strongest: one deviation makes it deviate.
+RUN_STRENGTH = ("conforms", "indefinite", "deviates")
+
+
+def merge_finding(before: tuple | None, after: tuple | None) -> tuple | None:
+    """Two (status, detail, keys) findings of one rule as one: the stronger status (RUN_STRENGTH); equal ones join
+    their details and keys. A deviation without keys is about the run as a whole ("")."""
+    findings = [normalise_finding(f) for f in (before, after) if f is not None]
+    if len(findings) < 2:
+        return findings[0] if findings else None
+    (status_a, detail_a, keys_a), (status_b, detail_b, keys_b) = findings
+    rank_a, rank_b = RUN_STRENGTH.index(status_a), RUN_STRENGTH.index(status_b)
+    if rank_a != rank_b:
+        return findings[0] if rank_a > rank_b else findings[1]
+    if status_a == "conforms":
+        return findings[1]
+    return status_a, "; ".join(filter(None, [detail_a, detail_b])), keys_a | keys_b
+
+
+def normalise_finding(finding: tuple) -> tuple[str, str, frozenset]:
+    status, detail, *rest = finding
+    keys = frozenset(rest[0]) if rest else frozenset()
+    return status, detail, keys or (frozenset({""}) if status == "deviates" else frozenset())
+
 
 def ignore_prediction(check):
     return lambda run, _prediction: check(run)
@@ -72,18 +104,16 @@ def get_client(run: Run) -> dict:
     return {"name": run.client.get("name"), "version": run.client.get("version"),
             "binding": f"{run.client.get('binding', '')} {run.client.get('bindingVersion', '')}".strip()}
 
-def get_found(run: Run, prediction: Prediction) -> dict[str, tuple[str, str]]:
-    """(status, detail) per judged rule: a deviation from the differential check wins over a conforming invariant
-    or check of the same rule."""
-    found: dict[str, tuple[str, str]] = get_invariant_verdicts(run, prediction)
+def get_found(run: Run, prediction: Prediction) -> dict[str, tuple[str, str, frozenset]]:
+    """(status, detail, keys) per judged rule: the oracle's invariants, every check and the differential check,
+    merged by merge_finding."""
+    found: dict[str, tuple] = dict(get_invariant_verdicts(run, prediction))
     for rule, check in CHECKS.items():
-        result = check(run, prediction)
-        if result is not None and found.get(rule, ("conforms",))[0] != "deviates":
-            found[rule] = result
-    for rule, (status, detail) in get_differential_verdicts(run, prediction).items():
-        before = found.get(rule)
-        found[rule] = (status, f"{before[1]}; {detail}" if before and before[0] == "deviates" else detail)
-    return found
+        found[rule] = merge_finding(found.get(rule), check(run, prediction))
+    for rule, finding in get_differential_verdicts(run, prediction).items():
+        found[rule] = merge_finding(found.get(rule), finding)
+    return {rule: finding for rule, finding in found.items() if finding is not None}
+
 
 def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Verdict]:
     """Every rule x client verdict of one run: a rule the client lacks is "not applicable" (no check of it runs),
@@ -93,31 +123,45 @@ def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Ve
     absent = {rule: why for (rule, who), why in NOT_APPLICABLE.items() if who == key}
     trace = tuple(format_request(r) for r in run.requests)
     verdicts = [Verdict(rule, client, status, detail, counterexample if status == "deviates" else "",
-                        trace if status == "deviates" else ())
-                for rule, (status, detail) in sorted(get_found(run, prediction).items()) if rule not in absent]
+                        trace if status == "deviates" else (), tuple(sorted(keys)))
+                for rule, (status, detail, keys) in sorted(get_found(run, prediction).items()) if rule not in absent]
     verdicts += [Verdict(rule, client, "not applicable", why) for rule, why in sorted(absent.items())]
     verdicts += [Verdict(rule, client, "not judged", why) for rule, why in sorted(NOT_JUDGED.items())
                  if rule not in absent]
     return verdicts
+
 
 def format_request(request) -> str:
     answer = "no response" if request.response_code is None else f"-> {request.response_code}"
     return f"{request.time_ms:.0f} ms conn {request.connection} code {request.code} flag {request.flag} " \
            f"{request.fields} {answer}"
 
-def check_declarations(verdicts: list[Verdict], run: Run) -> list[str]:
-    """The problems of one run: a deviation not declared in conformance/checker/deviations.py, and a declared deviation
-    whose `when` holds for this run but that did not happen."""
-    problems = []
-    if not verdicts:
-        return problems
-    key = verdicts[0].client_key
+def explain_deviations(verdicts: list[Verdict], run: Run) -> tuple[list[Verdict], list[str]]:
+    """Each deviation with the declared causes that explain it, and the problems of the run: a message (or the run,
+    "") whose deviation no declared cause of that rule and client explains — a new cause never hides behind an old
+    declaration — and a declared deviation whose `when` holds for this run but that did not happen."""
+    explained, problems = [], []
     deviating = {v.rule for v in verdicts if v.status == "deviates"}
     for verdict in verdicts:
-        if verdict.status == "deviates" and get_declared(verdict.rule, key) is None:
-            problems.append(f"undeclared deviation of {verdict.rule} by {key}: {verdict.detail}")
+        if verdict.status != "deviates":
+            explained.append(verdict)
+            continue
+        causes = set()
+        for key in verdict.keys or ("",):
+            found = get_causes(verdict.rule, verdict.client_key, run, key)
+            if not found:
+                problems.append(f"undeclared deviation of {verdict.rule} by {verdict.client_key} for "
+                                f"{key or 'the run'} (no declared cause explains it): {verdict.detail}")
+            causes.update(found)
+        explained.append(evolve(verdict, cause="; ".join(sorted(causes))))
+    client = verdicts[0].client_key if verdicts else None
     for deviation in DECLARED:
-        if deviation.client == key and deviation.when is not None and deviation.when(run) \
+        if deviation.client == client and deviation.when is not None and deviation.when(run) \
                 and deviation.rule not in deviating:
-            problems.append(f"declared deviation of {deviation.rule} by {key} did not happen: {deviation.claim}")
-    return problems
+            problems.append(f"declared deviation of {deviation.rule} by {client} did not happen: {deviation.claim}")
+    return explained, problems
+
+
+def check_declarations(verdicts: list[Verdict], run: Run) -> list[str]:
+    """The problems of one run (explain_deviations)."""
+    return explain_deviations(verdicts, run)[1]

@@ -164,7 +164,7 @@ def test_a_retry_due_while_the_restarted_client_was_away_is_due_when_it_pulls_ag
     away = [WireRequest(20.0, 35, {}), WireRequest(4500.0, 11, {"topic": "TopicTest", "queueId": "0"})]
     run = run_of(workload, deliveries, [send_back(10.0, 100, java=True), *away], stored, client=JAVA)
     assert get_late_retries(run) == []
-    assert get_late_retries(evolve(run, requests=run.requests[:1])) == ["m0 r=1 at +3990 ms after due"]
+    assert get_late_retries(evolve(run, requests=run.requests[:1])) == [("m0", "m0 r=1 at +3990 ms after due")]
 
 
 # The counterexample CI drew (conformance-java, 2026-11-27): m0 (delay level 2) and m2 (level 1) share queue 0.

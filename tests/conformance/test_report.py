@@ -32,7 +32,8 @@ def own_session(monkeypatch):
 
 
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq 0.4.4"}
-VERDICTS = [Verdict("SB-09", CLIENT, "deviates", "no maxReconsumeTimes", "Workload(...)", ("t 36",)),
+VERDICTS = [Verdict("SB-09", CLIENT, "deviates", "no maxReconsumeTimes", "Workload(...)", ("t 36",), ("",),
+                    "the header names no maxReconsumeTimes"),
             Verdict("SY-06", CLIENT, "conforms"), Verdict("CT-01", CLIENT, "not applicable", "no consumeTimeout")]
 
 
@@ -52,6 +53,7 @@ def test_records_are_written_per_verdict_with_the_client(tmp_path, monkeypatch):
     assert [(r["rule"], r["status"], r["client"]["version"]) for r in records] == [
         ("SB-09", "deviates", "1.2.3"), ("SY-06", "conforms", "1.2.3"), ("CT-01", "not applicable", "1.2.3")]
     assert records[0]["declared"] is True and records[1]["declared"] is False
+    assert (records[0]["cause"], records[0]["keys"]) == ("the header names no maxReconsumeTimes", [""])
     assert records[0]["counterexample"] == "Workload(...)" and records[0]["trace"] == ["t 36"]
 
 
@@ -75,7 +77,8 @@ def test_over_runs_a_rule_takes_its_strongest_status():
     assert merged == {("rocketmq-client-cpp", "1.2.3"): {"SB-09": "deviates", "SY-06": "deviates",
                                                          "CT-01": "not applicable", "OR-13": "conforms"}}
     assert format_matrix(VERDICTS + later) == [
-        "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 1 not applicable, 0 not judged; deviating: SB-09 SY-06"]
+        "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 0 indefinite, 1 not applicable, 0 not judged; "
+        "deviating: SB-09 SY-06"]
 
 
 def test_a_server_fault_fails_the_run_and_an_unsupported_request_is_only_recorded(tmp_path, monkeypatch):

@@ -3,13 +3,14 @@ would show, built from the reference's rules, and the expected verdicts are the 
 
 from __future__ import annotations
 
+from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checker.predict import predict
-from conformance.checker.verdicts import check_declarations, judge
+from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
-from conformance.history.records import Delivery, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import BrokerRead, Delivery, QueueRead, Run, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Fault, MessageSpec, Workload
 from model.values.message import compute_message_id
 
@@ -267,3 +268,53 @@ def test_a_send_back_in_the_millisecond_of_its_delivery_sends_back_a_seen_copy(_
     run = run_of(workload, deliveries, requests, [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)], client=JAVA)
     found = statuses_of(judge(run, predict(workload, SETTINGS)))
     assert found["CC-02"] == "conforms", found
+
+
+ONCE_FAILING = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+
+
+def lost_after(code):
+    """m0 delivered once, failed, its send-back answered `code`; nothing else happened (cpp drops the message)."""
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER")]
+    return run_of(ONCE_FAILING, deliveries, [send_back(10.0, 100, code=code), persist(5000.0, 1, oneway=False)], [])
+
+
+def explained(run):
+    verdicts, problems = explain_deviations(judge(run, predict(run.workload, SETTINGS)), run)
+    return {v.rule: v for v in verdicts}, problems
+
+
+@once
+@given(st.just(None))
+def test_a_loss_behind_a_refused_send_back_is_the_declared_cause_and_names_it(_):
+    """The real read-only broker answers the send-back NO_PERMISSION (16): cpp's SY-10 deviation, declared with the
+    cause 'a failed send-back dropped', covers m0 and the record names that cause."""
+    found, problems = explained(lost_after(16))
+    assert found["SY-10"].status == "deviates" and found["SY-10"].keys == ("m0",)
+    assert "a failed send-back dropped" in found["SY-10"].cause
+    assert [p for p in problems if "undeclared" in p] == []
+
+
+@once
+@given(st.just(None))
+def test_a_loss_no_declared_cause_explains_fails_even_though_the_rule_is_declared(_):
+    """m0 succeeded at the listener's first answer in the workload's eyes, but the history shows a failure that was
+    neither sent back nor dropped after a failed send-back (no request at all): cpp declares SY-10, yet none of its
+    causes explains this loss, so it is undeclared."""
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "SUSPEND_CURRENT_QUEUE_A_MOMENT")]
+    run = run_of(ONCE_FAILING, deliveries, [persist(5000.0, 1, oneway=False)], [])
+    found, problems = explained(run)
+    assert found["SY-10"].status == "deviates" and found["SY-10"].cause == ""
+    assert any(p.startswith("undeclared deviation of SY-10") and "for m0" in p for p in problems), problems
+
+
+@once
+@given(st.just(None))
+def test_a_message_the_broker_still_holds_is_indefinite_not_lost(_):
+    """The same history as a loss, but the final read finds m0 past the group's committed offset: the run ended
+    before the client came back to it, so SY-10 is indefinite and no deviation is declared or needed."""
+    pending = BrokerRead((QueueRead("TopicTest", 0, 0, 1, (("m0", 0, 0),)),))
+    run = evolve(lost_after(1), final=pending)
+    found, problems = explained(run)
+    assert found["SY-10"].status == "indefinite" and found["SY-10"].keys == ("m0",)
+    assert [p for p in problems if "SY-10" in p] == []

@@ -107,8 +107,14 @@ def test_unknown_code_oneway_and_missing_route(runner):
     assert [f["code"] for f in runner.server.findings if f["kind"] == "unsupported-request"] == [9999]
     assert route.code == Rs.TOPIC_NOT_EXIST  # no heartbeat yet created the retry topic
     assert offset.header("offset") == "7"
-    oneway = [e for e in runner.server.trace if e.command.code == Rq.UPDATE_CONSUMER_OFFSET]
+    trace = runner.server.trace
+    oneway = [e for e in trace if e.command.code == Rq.UPDATE_CONSUMER_OFFSET]
     assert [e.direction for e in oneway] == ["in"] and oneway[0].command.is_oneway
+    # A response carries its own code, not the request's: an answer would be found by connection and opaque.
+    request = oneway[0]
+    answers = [e for e in trace if e.direction == "out" and e.peer == request.peer
+               and e.command.opaque == request.command.opaque]
+    assert answers == []  # received once, never answered
 
 
 def test_fault_switches(runner):

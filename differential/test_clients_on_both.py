@@ -10,7 +10,7 @@ from attrs import evolve
 
 from conformance.checker.checks import LATE_BOUND_MS
 from conformance.checker.mechanisms import get_observed_fates
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
 from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.backends import admin
@@ -69,26 +69,32 @@ def test_same_verdicts_on_both_backends(rocketmq, record_client_verdicts, client
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("client", list(CLIENTS))
-def test_read_only_broker_during_consumption(rocketmq, client, tmp_path):
+def test_read_only_broker_during_consumption(rocketmq, record_client_verdicts, client, tmp_path):
     """A real read-only broker (brokerPermission 4) while m0 fails once: RocketMQ refuses the send-back
     (NO_PERMISSION, SB-02). The Java client's fallback send to %RETRY% never leaves the client — the broker
     re-registered read-only, so the route has no writeable queue (RS-07) — and 4.9.8 consumes m0 again locally 5 s
     later with reconsumeTimes 1 (CC-07), as the model-backed server's broker_not_writeable fault predicts.
     rocketmq-client-cpp 1.2.3 ignores the failed send-back (its documented CC-06 deviation,
-    conformance/runner/clients/cpp.md): m0 is lost — the deviation shown on the real broker."""
+    conformance/runner/clients/cpp.md): m0 is lost. The run is judged by the checker like any other (judge_run:
+    recorded, and failed on an undeclared deviation), so the loss is a SY-10 deviation in the report, with its
+    cause, never a conforming row beside a test that saw it."""
     workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
     group, instance = get_fresh_names(f"ro{client}")
     settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
     run = run_workload(lambda s, w: open_real_backend(rocketmq, s, w, perm=admin.PERM_READ), workload, settings,
                        instance, str(tmp_path), CLIENTS[client][0])
+    verdicts = {v.rule: v for v in judge_run(run, repr(workload))}
+    record_client_verdicts(client, "read-only", {}, {rule: v.status for rule, v in verdicts.items()}, EXPLAINED)
     send_backs = run.get_requests(CONSUMER_SEND_MSG_BACK)
     assert send_backs and {r.response_code for r in send_backs} == {NO_PERMISSION}
+    assert [r for r in run.requests if r.code in (SEND_MESSAGE, SEND_MESSAGE_V2) and "%RETRY%" in str(r.fields)] == []
     fate = get_observed_fates(run)["m0"]
-    fallbacks = [r for r in run.requests if r.code in (10, 310) and "%RETRY%" in str(r.fields)]
-    assert fallbacks == []
     if client == "java":
         assert (fate.fate, fate.reconsume_times) == ("consumed", (0, 1)), fate
         first, again = run.deliveries
         assert 5000 <= again.time_ms - first.time_ms < 5000 + LATE_BOUND_MS
+        assert [rule for rule, v in verdicts.items() if v.status == "deviates"] == []
     else:
         assert (fate.fate, fate.reconsume_times) == ("lost", (0,)), fate
+        assert (verdicts["SY-10"].status, verdicts["SY-10"].keys) == ("deviates", ("m0",))
+        assert "a failed send-back dropped" in verdicts["SY-10"].cause

@@ -9,6 +9,7 @@ TopicRouteData, QueueData, BrokerData.
 from __future__ import annotations
 
 import json
+import re
 
 # SendMessageRequestHeaderV2 carries SendMessageRequestHeader's fields under single letters.
 SEND_V2_KEYS = {"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
@@ -73,6 +74,24 @@ def decode_json_body(body: bytes) -> dict:
 
 def encode_json_body(value: dict) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+# fastjson writes the Integer keys of a map bare: ScheduleMessageService.encode() is {"offsetTable":{2:1}}.
+BARE_INT_KEY = re.compile(r'([{,]\s*)(-?\d+)\s*:')
+
+
+def decode_delay_offset_table(body: bytes) -> dict[int, int]:
+    """GET_ALL_DELAY_OFFSET's body (ScheduleMessageService.encode, DelayOffsetSerializeWrapper): the delay timer's
+    offsetTable, delay level -> the next SCHEDULE_TOPIC_XXXX queue offset that level's task delivers."""
+    text = BARE_INT_KEY.sub(r'\1"\2":', body.decode("utf-8")) if body else "{}"
+    table = decode_json_body(text.encode("utf-8")).get("offsetTable") or {}
+    return {int(level): int(offset) for level, offset in table.items()}
+
+
+def encode_delay_offset_table(offsets: dict[int, int]) -> bytes:
+    """The offsetTable as RocketMQ 4.9.8 writes it (fastjson, Integer keys bare), levels in order."""
+    entries = ",".join(f"{level}:{offset}" for level, offset in sorted(offsets.items()))
+    return ('{"offsetTable":{' + entries + "}}").encode("utf-8")
 
 
 def encode_message_queue(topic: str, broker_name: str, queue_id: int) -> dict:

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
-from conformance.history.records import Delivery, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import BrokerRead, Delivery, FaultEvent, Run, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
 
@@ -47,6 +47,10 @@ class Backend(Protocol):
     def has_delayed(self) -> bool: ...
 
     def get_findings(self) -> list[dict]: ...
+
+    def read_final(self) -> BrokerRead:
+        """The broker at quiescence, read after the client stopped (conformance/runner/backends/broker_read.py)."""
+        ...
 
 
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
@@ -126,8 +130,9 @@ def produce_workload(backend: Backend, workload: Workload, settings: RunSettings
 
 
 def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str,
-                  log_dir: str | None, open_client: OpenClient) -> list[Consumer]:
-    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet.
+                  log_dir: str | None, open_client: OpenClient) -> tuple[list[Consumer], float]:
+    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet; returns the
+    consumers and when the run stopped waiting (harness ms), just before the last client was stopped.
 
     A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
     once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
@@ -146,24 +151,42 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
                 first.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
             produce_workload(backend, workload, settings)
         wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after)
+        ended_ms = time.monotonic() * 1000
     if workload.restart_after is not None:
         second = open_client(request, script, log_dir)
         second.seen.update(first.seen)
         consumers.append(second)
         with second:
             wait_until_quiet(backend, consumers, started, RUN_LIMIT_S)
-    return consumers
+            ended_ms = time.monotonic() * 1000
+    return consumers, ended_ms
+
+
+def read_final(backend: Backend) -> BrokerRead | None:
+    """The backend's final read of the broker; None when the broker cannot be reached (a fault left it down)."""
+    try:
+        return backend.read_final()
+    except OSError:
+        return None
+
+
+def get_faults(backend: Backend) -> tuple[FaultEvent, ...]:
+    """The faults the backend injected, as it recorded them; none from a backend that records none."""
+    return tuple(getattr(backend, "get_faults", lambda: ())())
 
 
 def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSettings, instance: str,
                  log_dir: str | None = None, open_client: OpenClient = open_cpp_consumer) -> Run:
-    """Produce the workload's messages, let the client consume them, and record everything as one Run."""
+    """Produce the workload's messages, let the client consume them, and record everything as one Run; once every
+    client has stopped (and persisted its offsets), read the broker as it was left (`Run.final`)."""
     with open_backend(settings, workload) as backend:
-        consumers = run_consumers(backend, workload, settings, instance, log_dir, open_client)
+        consumers, ended_ms = run_consumers(backend, workload, settings, instance, log_dir, open_client)
+        final = read_final(backend)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
-        findings = tuple(backend.get_findings())
+        findings, faults = tuple(backend.get_findings()), get_faults(backend)
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]
     if errors:
         raise RuntimeError(f"the client adapter reported: {errors[:5]}")
-    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings)
+    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings,
+               faults, final, ended_ms)

@@ -30,6 +30,10 @@ def test_a_poison_message_goes_produce_fail_retry_dlq(tmp_path):
     assert get_observed_fates(run)["m0"] == ObservedFate("m0", (0, 1, 2), "dlq")
     verdicts = {v.rule: v.status for v in judge_run(run, repr(workload))}
     assert verdicts["SB-09"] == "deviates" and verdicts["SY-06"] == "conforms", verdicts
+    # The broker as the client left it: m0's DLQ copy, nothing left to consume, every queue committed to its end.
+    assert run.final.dead == (("m0", 3),) and run.final.get_pending_keys() == set()
+    assert [(q.committed, q.max_offset) for q in run.final.queues] == [(1, 1), (0, 0), (2, 2)]
+    assert run.ended_ms > max(d.time_ms for d in run.deliveries)
     # Every line the adapter and the harness exchanged is adapter protocol v1 (its JSON Schema).
     assert get_transcript_problems(consumers) == []
     # Nothing leaks: no adapter process left, the name server's port closed.

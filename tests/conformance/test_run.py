@@ -1,6 +1,6 @@
 """The glue's order of events (conformance/runner/run.py), with a fake backend and a fake client: a BROADCASTING
 consumer without a stored offset starts at the queue's end, so its run produces only once the client pulls every queue;
-a CLUSTERING run produces before the client starts."""
+a CLUSTERING run produces before the client starts; the broker is read once the client has stopped."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from attrs import evolve
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.harness import SETTINGS
-from conformance.history.records import WireRequest
+from conformance.history.records import BrokerRead, FaultEvent, QueueRead, WireRequest
 from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.run import (
     LOCAL_RETRY_QUIET_S,
@@ -51,6 +51,10 @@ class FakeBackend:
     def get_findings(self):
         return []
 
+    def read_final(self):
+        self.log.append(("read",))
+        return BrokerRead((QueueRead("T", 0, 1, 2, (("m1", 0, 1),)),))
+
 
 class FakeConsumer:
     """Pulls both queues of the topic when it starts, and consumes nothing."""
@@ -69,22 +73,52 @@ class FakeConsumer:
         self.backend.log.append(("stop",))
 
 
-def run_logged(model: str, monkeypatch) -> list:
+def run_with(backend: FakeBackend, model: str, monkeypatch):
     monkeypatch.setattr("conformance.runner.run.QUIET_S", 0.1)
-    log: list = []
-    backend = FakeBackend(log)
     workload = Workload((MessageSpec("m0"), MessageSpec("m1")), model=model)
-    run_workload(lambda settings, workload: backend, workload, evolve(SETTINGS, group="g"), "i",
-                 open_client=lambda request, script, log_dir: FakeConsumer(backend, request.topic))
+    return run_workload(lambda settings, workload: backend, workload, evolve(SETTINGS, group="g"), "i",
+                        open_client=lambda request, script, log_dir: FakeConsumer(backend, request.topic))
+
+
+def run_logged(model: str, monkeypatch) -> list:
+    log: list = []
+    run_with(FakeBackend(log), model, monkeypatch)
     return log
 
 
 def test_a_broadcasting_run_produces_after_the_client_pulls_every_queue(monkeypatch):
-    assert run_logged("broadcasting", monkeypatch) == [("start",), ("produce", "m0"), ("produce", "m1"), ("stop",)]
+    assert run_logged("broadcasting", monkeypatch) == [("start",), ("produce", "m0"), ("produce", "m1"), ("stop",),
+                                                       ("read",)]
 
 
 def test_a_clustering_run_produces_before_the_client_starts(monkeypatch):
-    assert run_logged("clustering", monkeypatch) == [("produce", "m0"), ("produce", "m1"), ("start",), ("stop",)]
+    assert run_logged("clustering", monkeypatch) == [("produce", "m0"), ("produce", "m1"), ("start",), ("stop",),
+                                                     ("read",)]
+
+
+class FaultyBackend(FakeBackend):
+    """Records one fault, as the backends that inject faults report them."""
+
+    def get_faults(self):
+        return [FaultEvent("broker_killed", 5.0, 7.0)]
+
+
+def test_a_run_records_the_final_read_its_end_and_the_backends_faults(monkeypatch):
+    before = time.monotonic() * 1000
+    run = run_with(FaultyBackend([]), "clustering", monkeypatch)
+    assert run.final == BrokerRead((QueueRead("T", 0, 1, 2, (("m1", 0, 1),)),))
+    assert before < run.ended_ms < time.monotonic() * 1000
+    assert run.faults == (FaultEvent("broker_killed", 5.0, 7.0),)
+    assert run_with(FakeBackend([]), "clustering", monkeypatch).faults == ()
+
+
+class Unreachable(FakeBackend):
+    def read_final(self):
+        raise ConnectionRefusedError("the broker is down")
+
+
+def test_a_broker_that_cannot_be_read_leaves_no_final_read(monkeypatch):
+    assert run_with(Unreachable([]), "clustering", monkeypatch).final is None
 
 
 def test_a_run_waits_out_the_clients_answer_to_each_failure():

@@ -15,8 +15,10 @@ import time
 from conformance.codec.codes import RequestCode
 from conformance.codec.headers import decode_send_header
 from conformance.codec.message import decode_properties
-from conformance.history.records import RunSettings, StoredCopy, WireRequest
+from conformance.history.records import BrokerRead, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
+from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.broker_read import read_broker, read_settled
 from conformance.runner.server.runner import run_server
 from conformance.runner.settings import BrokerSettings, Faults
 from model.broker.delay_timer import get_level_offset
@@ -97,7 +99,9 @@ class ModelBackend:
         self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
         self.started_ms = time.monotonic() * 1000 - self.server.now()
         self.server.faults.script = FaultScript(workload)
-        self.namesrv = self.server.namesrv_addr
+        self.namesrv, self.broker_addr = self.server.namesrv_addr, self.server.broker_addr
+        # The harness's own connections (the final read): their requests are not the client's.
+        self.own_peers: set[str] = set()
 
     def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
         properties = {"UNIQ_KEY": key, **({"TAGS": tags} if tags else {}),
@@ -120,7 +124,7 @@ class ModelBackend:
         connections: dict[str, int] = {}
         requests = []
         for entry in entries:
-            if entry.direction != "in" or entry.command.is_response:
+            if entry.direction != "in" or entry.command.is_response or entry.peer in self.own_peers:
                 continue
             connection = connections.setdefault(entry.peer, len(connections))
             command = entry.command
@@ -140,6 +144,14 @@ class ModelBackend:
 
     def get_findings(self) -> list[dict]:
         return self.runner.call(lambda: list(self.server.findings))
+
+    def read_final(self) -> BrokerRead:
+        """The broker as the run left it, read over the wire as on the real broker
+        (conformance/runner/backends/broker_read.py); the read's own requests stay out of get_requests."""
+        with BrokerClient(self.broker_addr) as client:
+            host, port = client.sock.getsockname()[:2]
+            self.own_peers.add(f"{host}:{port}")
+            return read_settled(lambda: read_broker(client, self.settings.group, self.settings.topic))
 
     def has_delayed(self) -> bool:
         """Whether a copy waits in SCHEDULE_TOPIC_XXXX (the delay timer's next due time alone would always say

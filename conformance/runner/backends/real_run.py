@@ -7,7 +7,8 @@ What the verdicts need and where it comes from on the real broker:
 - what each send-back stored (`StoredCopy`): read back over the wire after the run — the copies parked in
   SCHEDULE_TOPIC_XXXX for this run's retry topic and the copies in its %DLQ% topic, matched in store order, per
   message key, to the successful send-backs (``rpc``) and direct sends to %RETRY% (``fallback``) the proxy saw;
-- whether a delayed copy is still pending: a parked copy younger than the 1 s delay table plus slack.
+- whether a delayed copy is still pending: a parked copy younger than the 1 s delay table plus slack;
+- the final read (`read_final`): conformance/runner/backends/broker_read.py, directly from the broker.
 
 Not available on the real broker: the model-backed server's findings (unsupported requests; the real broker answers
 them itself, so there are none) and request-by-request fault injection (send-back errors, timeouts, pull errors):
@@ -21,28 +22,22 @@ import contextlib
 import time
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
-from conformance.codec.message import StoredMessage, decode_messages
-from conformance.history.records import RunSettings, StoredCopy, WireRequest
+from conformance.codec.message import StoredMessage
+from conformance.history.records import BrokerRead, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.backends import admin
 from conformance.runner.backends.broker_client import BrokerClient
+from conformance.runner.backends.broker_read import (
+    SCHEDULE_QUEUES,
+    SCHEDULE_TOPIC,
+    read_broker,
+    read_queue,
+    read_settled,
+)
 from conformance.runner.backends.recording_proxy import RecordingProxy
 
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-SCHEDULE_QUEUES = 18
 SEND_MESSAGES = (10, 310)
 PENDING_MS = 1500  # every level of the settings table is 1 s; a parked copy younger than this may still move
-
-
-def read_queue(client: BrokerClient, group: str, topic: str, queue_id: int, offset: int = 0) -> list[StoredMessage]:
-    messages: list[StoredMessage] = []
-    while True:
-        response = client.pull(group, topic, queue_id, offset, 32)
-        batch = decode_messages(response.body) if response.code == 0 else []
-        if not batch:
-            return messages
-        messages.extend(batch)
-        offset = int(response.ext_fields["nextBeginOffset"])
 
 
 def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float, str]]:
@@ -65,7 +60,7 @@ class RealBackend:
     def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE):
         self.broker, self.proxy, self.settings = broker, proxy, settings
         self.client = BrokerClient(broker.broker_addr)
-        self.namesrv = proxy.namesrv_addr
+        self.namesrv, self.broker_addr = proxy.namesrv_addr, broker.broker_addr
         self.marks = [int(self.client.max_offset(SCHEDULE_TOPIC, q).ext_fields.get("offset", 0))
                       for q in range(SCHEDULE_QUEUES)]
         admin.create_topic(self.client, settings.topic, settings.topic_queue_nums)
@@ -119,6 +114,13 @@ class RealBackend:
                                      copy.properties.get("UNIQ_KEY", ""), copy.reconsume_times, destination, level,
                                      path))
         return copies
+
+    def read_final(self) -> BrokerRead:
+        """The broker as the run left it (conformance/runner/backends/broker_read.py), read directly, not through the
+        proxy; the schedule queues from the run's marks on (the session's broker serves every run). The run is over:
+        a run's brokerPermission is set back first, so that a write-only broker's store is read too."""
+        admin.update_broker_config(self.client, brokerPermission=admin.PERM_READ_WRITE)
+        return read_settled(lambda: read_broker(self.client, self.settings.group, self.settings.topic, self.marks))
 
     def close(self) -> None:
         try:

@@ -1,6 +1,7 @@
 """The admin requests a harness sends to set a backend up, answered by the model-backed server as RocketMQ 4.9.8's
 AdminBrokerProcessor answers them: UPDATE_AND_CREATE_TOPIC (17), GET_ALL_TOPIC_CONFIG (21), UPDATE_BROKER_CONFIG
-(25), GET_BROKER_CONFIG (26), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200).
+(25), GET_BROKER_CONFIG (26), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), and GET_ALL_DELAY_OFFSET (45), which
+a harness reads to tell a copy still parked for a delay from one already delivered.
 
 They change the model's broker configuration (topics, subscription groups, brokerPermission); they decide no retry
 rule. The model server takes only the broker keys the rules depend on at run time (``brokerPermission``); any other
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from conformance.codec.codes import RequestCode as Rq
 from conformance.codec.codes import ResponseCode as Rs
-from conformance.codec.headers import decode_json_body, encode_json_body
+from conformance.codec.headers import decode_json_body, encode_delay_offset_table, encode_json_body
 from conformance.codec.remoting import RemotingCommand, make_response
 
 RUNTIME_KEYS = ("brokerPermission",)
@@ -67,8 +68,17 @@ async def update_and_create_subscription_group(server, request: RemotingCommand)
     return make_response(request, Rs.SUCCESS)
 
 
+async def get_all_delay_offset(server, request: RemotingCommand) -> RemotingCommand:
+    """The model's delay-timer offsets as AdminBrokerProcessor.getAllDelayOffset answers (ScheduleMessageService's
+    offsetTable): a level is listed once its task has moved its offset (a fresh 4.9.8 broker answers
+    {"offsetTable":{}}); a level not listed is at 0."""
+    offsets = {level: offset for level, offset in server.adapter.delay_offsets().items() if offset > 0}
+    return make_response(request, Rs.SUCCESS, body=encode_delay_offset_table(offsets))
+
+
 ADMIN_HANDLERS = {
     Rq.UPDATE_AND_CREATE_TOPIC: update_and_create_topic, Rq.GET_ALL_TOPIC_CONFIG: get_all_topic_config,
     Rq.UPDATE_BROKER_CONFIG: update_broker_config, Rq.GET_BROKER_CONFIG: get_broker_config,
     Rq.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: update_and_create_subscription_group,
+    Rq.GET_ALL_DELAY_OFFSET: get_all_delay_offset,
 }

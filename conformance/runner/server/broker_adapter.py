@@ -13,7 +13,7 @@ import immutables
 from conformance.codec.message import StoredMessage, create_message_id
 from conformance.runner.settings import BrokerSettings
 from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset
-from model.broker.delay_timer import get_next_schedule_time, on_schedule_timer
+from model.broker.delay_timer import get_level_offset, get_next_schedule_time, on_schedule_timer
 from model.broker.locks import on_lock_batch, on_unlock_batch
 from model.broker.pull_handler import get_broker_pull, get_pull_refusal
 from model.broker.retry_send import on_broker_send_retry_message, on_send_message
@@ -161,6 +161,12 @@ class BrokerAdapter:
 
     def next_timer_due(self) -> int | None:
         return get_next_schedule_time(self.broker, self.config)
+
+    def delay_offsets(self) -> dict[int, int]:
+        """The delay timer's offsetTable (GET_ALL_DELAY_OFFSET): per level of the table, the next
+        SCHEDULE_TOPIC_XXXX queue offset its deliver task moves to the real topic."""
+        return {level: get_level_offset(self.broker.schedule, level)
+                for level in range(1, self.config.max_delay_level + 1)}
 
     def fire_timer(self, now: int) -> int:
         """Let the model's delay timer fire at `now`; returns how many delayed messages it delivered."""

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
-from conformance.history.records import Delivery, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import Delivery, FaultEvent, Run, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
 
@@ -47,6 +47,8 @@ class Backend(Protocol):
     def has_delayed(self) -> bool: ...
 
     def get_findings(self) -> list[dict]: ...
+
+    def get_faults(self) -> list[FaultEvent]: ...
 
 
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
@@ -161,9 +163,10 @@ def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSet
     with open_backend(settings, workload) as backend:
         consumers = run_consumers(backend, workload, settings, instance, log_dir, open_client)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
-        findings = tuple(backend.get_findings())
+        findings, faults = tuple(backend.get_findings()), tuple(backend.get_faults())
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]
     if errors:
         raise RuntimeError(f"the client adapter reported: {errors[:5]}")
-    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings)
+    return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings,
+               faults)

@@ -51,6 +51,9 @@ class FakeBackend:
     def get_findings(self):
         return []
 
+    def get_faults(self):
+        return []
+
 
 class FakeConsumer:
     """Pulls both queues of the topic when it starts, and consumes nothing."""

@@ -10,9 +10,16 @@ from attrs import evolve
 
 from conformance.checker.checks import LATE_BOUND_MS
 from conformance.checker.mechanisms import get_observed_fates
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2
+from conformance.codec.codes import (
+    CONSUMER_SEND_MSG_BACK,
+    HEART_BEAT,
+    PULL_MESSAGE,
+    SEND_MESSAGE,
+    SEND_MESSAGE_V2,
+    ResponseCode,
+)
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.history.workload import MessageSpec, Workload
+from conformance.history.workload import Fault, MessageSpec, Workload
 from conformance.runner.backends import admin
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.backends.real_run import open_real_backend
@@ -30,6 +37,9 @@ WORKLOADS = {
                        MessageSpec("m2", "TagB", 1, ("RECONSUME_LATER", "RECONSUME_LATER")))),
 }
 NO_PERMISSION = 16
+# m0 fails once and its send-back is faulted: the recording proxy answers it SYSTEM_ERROR, or never.
+SEND_BACK_FAULTED = {kind: Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),), (Fault(kind, "m0", 0),))
+                     for kind in ("send_back_error", "send_back_timeout")}
 # The runs: both clients through the poison path, cpp also through the mixed one (the Java reference's mixed runs
 # are in conformance-java; the env's 5 minutes allow one more run pair).
 RUNS = [("java", "poison"), ("cpp", "poison"), ("cpp", "mixed")]
@@ -98,3 +108,58 @@ def test_read_only_broker_during_consumption(rocketmq, record_client_verdicts, c
         assert (fate.fate, fate.reconsume_times) == ("lost", (0,)), fate
         assert (verdicts["SY-10"].status, verdicts["SY-10"].keys) == ("deviates", ("m0",))
         assert "a failed send-back dropped" in verdicts["SY-10"].cause
+
+
+
+def judge_or_problems(run, workload: Workload) -> tuple[dict[str, str], list[str]]:
+    """The run's verdicts by rule, or — where judge_run fails the run — the problems it names (no verdicts)."""
+    try:
+        return {v.rule: v.status for v in judge_run(run, repr(workload))}, []
+    except AssertionError as error:
+        return {}, str(error).split("\ndeliveries:")[0].splitlines()
+
+
+def get_unregistered_pulls(run, send_back) -> list:
+    """The pulls after `send_back` the broker refused with SUBSCRIPTION_NOT_EXIST: the Java client closes its socket
+    when an RPC times out (NettyClientConfig.clientCloseSocketIfTimeout, default true in 4.9.8), the broker then
+    unregisters the consumer (ConsumerManager.doChannelCloseEvent), and refuses its pulls on the new connection until
+    the client's next heartbeat (every 30 s)."""
+    return [r for r in run.get_requests(PULL_MESSAGE)
+            if r.time_ms > send_back.time_ms and r.response_code == ResponseCode.SUBSCRIPTION_NOT_EXIST]
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("kind", list(SEND_BACK_FAULTED))
+def test_java_with_a_faulted_send_back_on_the_real_broker(rocketmq, kind, tmp_path):
+    """The workload's send-back fault injected by the recording proxy in front of RocketMQ 4.9.8: the Java client
+    4.9.8 falls back to sending m0 to %RETRY% itself (CC-06) — at once after SYSTEM_ERROR, after its 5 s RPC timeout
+    when the send-back is never answered — and consumes m0 again from the stored copy; no verdict deviates.
+
+    Measured with send_back_timeout: the timeout unregisters the consumer until its next heartbeat
+    (get_unregistered_pulls), so the copy is consumed up to 30 s after it is due, which the model does not predict
+    (SY-06 late): then judge_run's one problem is that lateness, and the redelivery follows the heartbeat."""
+    workload = SEND_BACK_FAULTED[kind]
+    group, instance = get_fresh_names(f"f{kind[10:13]}")
+    settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
+    run = run_workload(lambda s, w: open_real_backend(rocketmq, s, w), workload, settings, instance, str(tmp_path),
+                       java.open_java_consumer)
+    [send_back] = run.get_requests(CONSUMER_SEND_MSG_BACK)
+    fallbacks = [r for r in run.requests if r.code in (10, 310) and "%RETRY%" in str(r.fields)]
+    verdicts, problems = judge_or_problems(run, workload)
+    unregistered = get_unregistered_pulls(run, send_back)
+    print(f"{kind}: send-back at {send_back.time_ms:.0f} ms, fallbacks at {[round(r.time_ms) for r in fallbacks]}, "
+          f"deliveries at {[round(d.time_ms) for d in run.deliveries]}, SUBSCRIPTION_NOT_EXIST pulls "
+          f"{[round(r.time_ms) for r in unregistered]}; problems {problems}; verdicts {verdicts}")
+    assert [(f.kind, f.target, f.time_ms) for f in run.faults] == [(kind, "m0#0", send_back.time_ms)]
+    assert send_back.response_code == (1 if kind == "send_back_error" else None)
+    assert [r.response_code for r in fallbacks] == [0]
+    assert [(c.path, c.key, c.reconsume_times) for c in run.stored] == [("fallback", "m0", 1)]
+    assert [d.reconsume_times for d in run.deliveries] == [0, 1]
+    if not unregistered:
+        assert (problems, {rule for rule, status in verdicts.items() if status == "deviates"}) == ([], set())
+        assert verdicts.get("CC-06") == "conforms", verdicts
+        return
+    assert kind == "send_back_timeout" and len(problems) == 1, problems
+    assert problems[0].startswith("undeclared deviation of SY-06 by ('rocketmq-client-java', '4.9.8') for m0")
+    heartbeats = [r.time_ms for r in run.get_requests(HEART_BEAT) if r.time_ms > unregistered[-1].time_ms]
+    assert heartbeats and heartbeats[0] < run.deliveries[1].time_ms

@@ -52,6 +52,8 @@ class Backend(Protocol):
         """The broker at quiescence, read after the client stopped (conformance/runner/backends/broker_read.py)."""
         ...
 
+    def get_faults(self) -> list[FaultEvent]: ...
+
 
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
@@ -170,11 +172,6 @@ def read_final(backend: Backend) -> BrokerRead | None:
         return None
 
 
-def get_faults(backend: Backend) -> tuple[FaultEvent, ...]:
-    """The faults the backend injected, as it recorded them; none from a backend that records none."""
-    return tuple(getattr(backend, "get_faults", lambda: ())())
-
-
 def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSettings, instance: str,
                  log_dir: str | None = None, open_client: OpenClient = open_cpp_consumer) -> Run:
     """Produce the workload's messages, let the client consume them, and record everything as one Run; once every
@@ -183,7 +180,7 @@ def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSet
         consumers, ended_ms = run_consumers(backend, workload, settings, instance, log_dir, open_client)
         final = read_final(backend)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
-        findings, faults = tuple(backend.get_findings()), get_faults(backend)
+        findings, faults = tuple(backend.get_findings()), tuple(backend.get_faults())
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]
     if errors:

@@ -55,6 +55,9 @@ class FakeBackend:
         self.log.append(("read",))
         return BrokerRead((QueueRead("T", 0, 1, 2, (("m1", 0, 1),)),))
 
+    def get_faults(self):
+        return []
+
 
 class FakeConsumer:
     """Pulls both queues of the topic when it starts, and consumes nothing."""

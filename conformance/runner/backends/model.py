@@ -2,23 +2,21 @@
 in a background thread, seen through the `Backend` protocol of conformance/runner/run.py.
 
 It applies the run's settings as the broker's (group, retryMaxTimes, delay table, queues), injects the
-workload's faults request by request (FaultScript) and reports the wire trace and what each send-back stored on the
-client driver's clock (`time.monotonic()` in ms).
+workload's faults request by request (conformance/runner/faults.py's FaultScript, which records each as a
+FaultEvent) and reports the wire trace, what each send-back stored and the faults on the client driver's clock
+(`time.monotonic()` in ms).
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 
-from conformance.codec.codes import RequestCode
-from conformance.codec.headers import decode_send_header
-from conformance.codec.message import decode_properties
-from conformance.history.records import BrokerRead, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import BrokerRead, FaultEvent, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.backends.broker_client import BrokerClient
 from conformance.runner.backends.broker_read import read_broker, read_settled
+from conformance.runner.faults import FaultScript
 from conformance.runner.server.runner import run_server
 from conformance.runner.settings import BrokerSettings, Faults
 from model.broker.delay_timer import get_level_offset
@@ -37,59 +35,12 @@ def is_delivery_pending(broker) -> bool:
     return any(len(queue) > get_level_offset(broker.schedule, level) for level, queue in enumerate(queues, start=1))
 
 
-class FaultScript:
-    """The workload's faults, request by request (called on the server's loop).
-
-    A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery `delivery` of message `key`: the
-    message is found by the header's commit-log offset and the delivery is the number of send-backs of that key
-    before this one (every delivery of a message but its last fails and is sent back). The stored copy's
-    reconsumeTimes would not do: when the send-back and its fallback both fail, a 4.9.8 client retries locally
-    with reconsumeTimes + 1 and sends back the same commit-log offset again, whose copy still says 0 (CC-07).
-    A pull fault hits the `delivery`-th PULL_MESSAGE.
-    """
-
-    def __init__(self, workload: Workload):
-        self.workload = workload
-        self.pulls = itertools.count()
-        self.send_backs: dict[str, int] = {}
-        # Keys whose last send-back the broker refused as not writeable: their fallback sends are refused too.
-        self.read_only_keys: set[str] = set()
-        # Keys whose next fallback send is refused once (its producer retry is stored).
-        self.refuse_once_keys: set[str] = set()
-
-    def __call__(self, server, request) -> str | None:
-        if request.code == RequestCode.PULL_MESSAGE:
-            number = next(self.pulls)
-            return "pull_error" if any(f.kind == "pull_error" and f.delivery == number
-                                       for f in self.workload.faults) else None
-        if request.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
-            return self.get_fallback_fault_kind(request)
-        if request.code != RequestCode.CONSUMER_SEND_MSG_BACK:
-            return None
-        message = server.adapter.broker.store.look_message_by_offset(int(request.header("offset", "-1")))
-        if message is None:
-            return None
-        key = message.uniq_key
-        delivery = self.send_backs.get(key, 0)
-        self.send_backs[key] = delivery + 1
-        fault = self.workload.get_send_back_fault(key, delivery)
-        kind = None if fault is None else fault.kind
-        (self.read_only_keys.add if kind == "broker_not_writeable" else self.read_only_keys.discard)(key)
-        (self.refuse_once_keys.add if kind == "fallback_first_refused" else self.refuse_once_keys.discard)(key)
-        return kind
-
-    def get_fallback_fault_kind(self, request) -> str | None:
-        """A broker that is not writeable refuses the client's own sends to %RETRY% of a message whose send-back
-        it refused as well (the Java client's fallback and its producer's retries of it); after a
-        "fallback_first_refused" send-back it refuses only the first of them, as NO_PERMISSION."""
-        fields = decode_send_header(request.ext_fields or {}, request.code == RequestCode.SEND_MESSAGE_V2)
-        if not fields.get("topic", "").startswith("%RETRY%"):
-            return None
-        key = decode_properties(fields.get("properties") or "").get("UNIQ_KEY", "")
-        if key in self.refuse_once_keys:
-            self.refuse_once_keys.discard(key)
-            return "broker_not_writeable"
-        return "broker_not_writeable" if key in self.read_only_keys else None
+def get_key_of_offset(server):
+    """The model's store as a KeyOfOffset: the key of the message stored at a commit-log offset."""
+    def key_of_offset(offset: int) -> str | None:
+        message = server.adapter.broker.store.look_message_by_offset(offset)
+        return None if message is None else message.uniq_key
+    return key_of_offset
 
 
 class ModelBackend:
@@ -98,7 +49,9 @@ class ModelBackend:
     def __init__(self, runner, settings: RunSettings, workload: Workload):
         self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
         self.started_ms = time.monotonic() * 1000 - self.server.now()
-        self.server.faults.script = FaultScript(workload)
+        self.script = FaultScript(workload)
+        self.server.faults.script = lambda server, request: self.script.decide(
+            request, get_key_of_offset(server), self.started_ms + server.now())
         self.namesrv, self.broker_addr = self.server.namesrv_addr, self.server.broker_addr
         # The harness's own connections (the final read): their requests are not the client's.
         self.own_peers: set[str] = set()
@@ -152,6 +105,10 @@ class ModelBackend:
             host, port = client.sock.getsockname()[:2]
             self.own_peers.add(f"{host}:{port}")
             return read_settled(lambda: read_broker(client, self.settings.group, self.settings.topic))
+
+    def get_faults(self) -> list[FaultEvent]:
+        """Every fault the server injected, in order, on the client driver's clock."""
+        return self.runner.call(lambda: list(self.script.events))
 
     def has_delayed(self) -> bool:
         """Whether a copy waits in SCHEDULE_TOPIC_XXXX (the delay timer's next due time alone would always say

@@ -9,11 +9,11 @@ What the verdicts need and where it comes from on the real broker:
   message key, to the successful send-backs (``rpc``) and direct sends to %RETRY% (``fallback``) the proxy saw;
 - whether a delayed copy is still pending: a parked copy younger than the 1 s delay table plus slack;
 - the final read (`read_final`): conformance/runner/backends/broker_read.py, directly from the broker.
+- the workload's faults: the proxy injects them request by request with the model-backed server's own
+  `FaultScript` (conformance/runner/faults.py), so the same workload, faults included, runs on both backends.
 
 Not available on the real broker: the model-backed server's findings (unsupported requests; the real broker answers
-them itself, so there are none) and request-by-request fault injection (send-back errors, timeouts, pull errors):
-workloads with faults run on the model only; the real faults are the broker's own (permission, kill -9, name
-server stopped).
+them itself, so there are none).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
 from conformance.codec.message import StoredMessage
-from conformance.history.records import BrokerRead, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import BrokerRead, FaultEvent, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.backends import admin
 from conformance.runner.backends.broker_client import BrokerClient
@@ -35,6 +35,7 @@ from conformance.runner.backends.broker_read import (
     read_settled,
 )
 from conformance.runner.backends.recording_proxy import RecordingProxy
+from conformance.runner.faults import FAULT_ANSWERS, FaultScript
 
 SEND_MESSAGES = (10, 310)
 PENDING_MS = 1500  # every level of the settings table is 1 s; a parked copy younger than this may still move
@@ -55,10 +56,12 @@ def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float
 
 
 class RealBackend:
-    """One workload's view of the session's real broker: fresh topic and group, a recording proxy."""
+    """One workload's view of the session's real broker: fresh topic and group, a recording proxy injecting the
+    workload's faults (`script`, the proxy's fault hook)."""
 
-    def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE):
-        self.broker, self.proxy, self.settings = broker, proxy, settings
+    def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE,
+                 script: FaultScript | None = None):
+        self.broker, self.proxy, self.settings, self.script = broker, proxy, settings, script
         self.client = BrokerClient(broker.broker_addr)
         self.namesrv, self.broker_addr = proxy.namesrv_addr, broker.broker_addr
         self.marks = [int(self.client.max_offset(SCHEDULE_TOPIC, q).ext_fields.get("offset", 0))
@@ -83,6 +86,10 @@ class RealBackend:
 
     def get_findings(self) -> list[dict]:
         return []
+
+    def get_faults(self) -> list[FaultEvent]:
+        """Every fault the proxy injected, in order, on its clock (`time.monotonic()` ms, the requests' clock)."""
+        return [] if self.script is None else self.proxy.call(lambda: list(self.script.events))
 
     def read_copies(self) -> list[StoredMessage]:
         """This run's copies: parked for its retry topic since the run began, and its DLQ's; in store order."""
@@ -133,11 +140,15 @@ class RealBackend:
 def open_real_backend(broker, settings: RunSettings, workload: Workload, perm: int = admin.PERM_READ_WRITE):
     """`with open_real_backend(broker, settings, workload) as backend:` a proxy in front of `broker` (a running
     :class:`~conformance.runner.backends.rocketmq.RocketMQ`) with brokerPermission `perm` during the run, always stopped
-    and restored. Workloads with injected faults are refused: the real broker cannot fail one request on demand."""
-    if workload.faults:
-        raise ValueError(f"the real broker cannot inject {[f.kind for f in workload.faults]}; run it on the model")
-    with RecordingProxy(broker.namesrv_addr, broker.broker_addr) as proxy:
-        backend = RealBackend(broker, proxy, settings, perm)
+    and restored. The proxy injects the workload's faults as the model-backed server does: every kind of
+    FAULT_KINDS is one request answered (or left unanswered) in the broker's stead, which the proxy can do; a kind
+    it has no answer for (none of FAULT_KINDS) is refused with ValueError."""
+    unknown = [f.kind for f in workload.faults if f.kind not in FAULT_ANSWERS]
+    if unknown:
+        raise ValueError(f"the recording proxy cannot inject {unknown}: no answer for them in FAULT_ANSWERS")
+    script = FaultScript(workload)
+    with RecordingProxy(broker.namesrv_addr, broker.broker_addr, script.decide) as proxy:
+        backend = RealBackend(broker, proxy, settings, perm, script)
         try:
             yield backend
         finally:

@@ -7,6 +7,12 @@ So that the client keeps coming through the proxy, three answers are rewritten, 
 in the name server's routes and cluster info (GET_ROUTEINFO_BY_TOPIC 105, GET_BROKER_CLUSTER_INFO 106), and the
 store host of each message in a PULL_MESSAGE answer (a client sends CONSUMER_SEND_MSG_BACK to a message's store
 host; rocketmq-client-cpp does).
+
+With a fault hook (a workload's `FaultScript.decide`, conformance/runner/faults.py) the proxy injects the workload's
+faults as the model-backed server does: a broker request the hook names a fault for is not forwarded; the proxy
+answers it itself (`make_fault_answer`: the request's opaque, the fault's response code, a remark naming it) or
+never. The hook knows a send-back's message by its commit-log offset, which the proxy maps to the message key by
+the messages it has seen in PULL_MESSAGE answers.
 """
 
 from __future__ import annotations
@@ -16,15 +22,19 @@ import itertools
 import struct
 import threading
 import time
+from collections.abc import Callable
 
 import attrs
 
+from conformance.codec.codes import GET_BROKER_CLUSTER_INFO, GET_ROUTEINFO_BY_TOPIC, PULL_MESSAGE
 from conformance.codec.message import decode_messages, encode_messages
-from conformance.codec.remoting import FrameError, decode_frame, read_frame
+from conformance.codec.remoting import FrameError, RemotingCommand, decode_frame, encode_frame, read_frame
 from conformance.history.records import WireRequest
+from conformance.runner.faults import KeyOfOffset, make_fault_answer
 
-GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO, PULL_MESSAGE = 105, 106, 11
 CALL_TIMEOUT = 10.0
+# (request, the key of a commit-log offset, now in ms) -> the fault kind that hits the request, or None.
+FaultHook = Callable[[RemotingCommand, KeyOfOffset, float], str | None]
 
 
 def replace_body(raw: bytes, body: bytes) -> bytes:
@@ -35,10 +45,14 @@ def replace_body(raw: bytes, body: bytes) -> bytes:
 
 
 class RecordingProxy:
-    """Listens on two loopback ports (``namesrv_addr``, ``broker_addr``) and forwards to the upstream pair."""
+    """Listens on two loopback ports (``namesrv_addr``, ``broker_addr``) and forwards to the upstream pair, but for
+    the broker requests `fault_hook` names a fault for."""
 
-    def __init__(self, namesrv_upstream: str, broker_upstream: str) -> None:
+    def __init__(self, namesrv_upstream: str, broker_upstream: str, fault_hook: FaultHook | None = None) -> None:
         self.upstream = {"namesrv": namesrv_upstream, "broker": broker_upstream}
+        self.fault_hook = fault_hook
+        # The key (UNIQ_KEY) of each message seen in a PULL_MESSAGE answer, by its commit-log offset.
+        self.keys: dict[int, str] = {}
         self.namesrv_addr = self.broker_addr = ""
         self.requests: list[WireRequest] = []
         self.connections = itertools.count()
@@ -72,10 +86,16 @@ class RecordingProxy:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(CALL_TIMEOUT)
 
+    def call(self, function: Callable):
+        """`function()` run on the proxy's loop, whose state it may read; its result."""
+        async def run():
+            return function()
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(CALL_TIMEOUT)
+
     def get_requests(self) -> list[WireRequest]:
-        async def copy():  # an answer not come yet is no answer (None), as in the model-backed server's trace
-            return [attrs.evolve(r, response_code=None) if r.response_code == -1 else r for r in self.requests]
-        return asyncio.run_coroutine_threadsafe(copy(), self.loop).result(CALL_TIMEOUT)
+        # An answer not come yet is no answer (None), as in the model-backed server's trace.
+        return self.call(lambda: [attrs.evolve(r, response_code=None) if r.response_code == -1 else r
+                                  for r in self.requests])
 
     def __enter__(self) -> RecordingProxy:
         return self.start()
@@ -94,7 +114,7 @@ class RecordingProxy:
             writer.close()
             self.tasks.discard(task)
             return
-        pumps = [asyncio.ensure_future(self._requests(reader, up_writer, connection, pending)),
+        pumps = [asyncio.ensure_future(self._requests(reader, writer, up_writer, endpoint, connection, pending)),
                  asyncio.ensure_future(self._responses(up_reader, writer, endpoint, pending))]
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -105,18 +125,39 @@ class RecordingProxy:
             up_writer.close()
             self.tasks.discard(task)
 
-    async def _requests(self, reader, up_writer, connection: int, pending: dict) -> None:
+    async def _requests(self, reader, writer, up_writer, endpoint: str, connection: int, pending: dict) -> None:
+        """Record each request and forward it upstream; one the fault hook names is answered here, or never."""
         while True:
             raw = await read_frame(reader)
             command = decode_frame(raw)
             if not command.is_response:
+                now_ms = time.monotonic() * 1000
+                kind = self.get_fault_kind(command, endpoint, now_ms)
+                if kind is not None:
+                    await self._inject(command, kind, now_ms, connection, writer)
+                    continue
                 index = len(self.requests)
                 answered = None if command.is_oneway else -1  # -1 until the response comes
-                self.requests.append(WireRequest(time.monotonic() * 1000, command.code, dict(command.ext_fields),
-                                                 command.flag, answered, connection))
+                self.requests.append(WireRequest(now_ms, command.code, dict(command.ext_fields), command.flag,
+                                                 answered, connection))
                 pending[command.opaque] = (index, command.code)
             up_writer.write(raw)
             await up_writer.drain()
+
+    def get_fault_kind(self, command: RemotingCommand, endpoint: str, now_ms: float) -> str | None:
+        """The fault the hook injects into a broker request (None: forward it); one-way requests are never hit."""
+        if self.fault_hook is None or endpoint != "broker" or command.is_oneway:
+            return None
+        return self.fault_hook(command, self.keys.get, now_ms)
+
+    async def _inject(self, command: RemotingCommand, kind: str, now_ms: float, connection: int, writer) -> None:
+        """Answer `command` with the fault `kind`'s answer (or leave it unanswered), recorded with that answer."""
+        answer = make_fault_answer(command, kind)
+        self.requests.append(WireRequest(now_ms, command.code, dict(command.ext_fields), command.flag,
+                                         None if answer is None else answer.code, connection))
+        if answer is not None:
+            writer.write(encode_frame(answer))
+            await writer.drain()
 
     async def _responses(self, up_reader, writer, endpoint: str, pending: dict) -> None:
         while True:
@@ -139,6 +180,8 @@ class RecordingProxy:
                 messages = decode_messages(command.body)
             except (FrameError, ValueError, struct.error):
                 return raw
+            self.keys.update({m.commit_log_offset: m.properties["UNIQ_KEY"] for m in messages
+                              if "UNIQ_KEY" in m.properties})
             moved = [attrs.evolve(m, store_host=(host, int(port))) for m in messages]
             return replace_body(raw, encode_messages(moved))
         return raw

@@ -25,6 +25,7 @@ from conformance.codec.headers import (
 )
 from conformance.codec.message import decode_properties, encode_messages
 from conformance.codec.remoting import RemotingCommand, make_response
+from conformance.runner.faults import make_fault_answer
 from conformance.runner.server.admin_handlers import ADMIN_HANDLERS
 
 PULL_STATUS_CODES = {"FOUND": Rs.SUCCESS, "NO_NEW_MSG": Rs.PULL_NOT_FOUND,
@@ -112,8 +113,9 @@ async def search_offset(server, request: RemotingCommand) -> RemotingCommand:
 
 
 async def send_message(server, request: RemotingCommand) -> RemotingCommand:
-    if server.faults.get_kind(server, request) == "broker_not_writeable":
-        return make_response(request, Rs.NO_PERMISSION, "injected fault: the broker is not writeable")
+    kind = server.faults.get_kind(server, request)
+    if kind is not None:
+        return make_fault_answer(request, kind)
     fields = decode_send_header(request.ext_fields, request.code == Rq.SEND_MESSAGE_V2)
     header = (optional_int(fields, "reconsumeTimes"), optional_int(fields, "maxReconsumeTimes"))
     code, remark, stored, _rules = server.adapter.send(
@@ -131,12 +133,10 @@ async def send_message(server, request: RemotingCommand) -> RemotingCommand:
 
 async def send_back(server, request: RemotingCommand) -> RemotingCommand | None:
     kind = server.faults.get_kind(server, request)
-    if server.faults.send_back_silent or kind == "send_back_timeout":
-        return None
-    if server.faults.send_back_error or kind in ("send_back_error", "fallback_first_refused"):
-        return make_response(request, Rs.SYSTEM_ERROR, "injected fault: send-back error")
-    if kind == "broker_not_writeable":
-        return make_response(request, Rs.NO_PERMISSION, "injected fault: the broker is not writeable")
+    if server.faults.send_back_silent or server.faults.send_back_error:
+        kind = "send_back_timeout" if server.faults.send_back_silent else "send_back_error"
+    if kind is not None:
+        return make_fault_answer(request, kind)
     code, remark, _rules = server.adapter.send_back(
         request.header("group", ""), int(request.header("offset", "-1")), int(request.header("delayLevel", "0")),
         request.header("originTopic", ""), request.header("originMsgId", ""),
@@ -147,7 +147,7 @@ async def send_back(server, request: RemotingCommand) -> RemotingCommand | None:
 
 async def pull_message(server, request: RemotingCommand) -> RemotingCommand:
     if server.faults.pull_error or server.faults.get_kind(server, request) == "pull_error":
-        return make_response(request, Rs.SYSTEM_ERROR, "injected fault: pull error")
+        return make_fault_answer(request, "pull_error")
     group, (topic, queue_id) = request.header("consumerGroup", ""), queue_of(request)
     flags, offset = int(request.header("sysFlag", "0")), int(request.header("queueOffset", "0"))
     commit = optional_int(request.ext_fields, "commitOffset")

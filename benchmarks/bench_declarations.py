@@ -27,7 +27,8 @@ from pathlib import Path
 from attrs import evolve, frozen
 
 from conformance.checker.deviations import ALI_ONS, COUNTEREXAMPLES, CPP, DECLARED, get_declared
-from conformance.checker.verdicts import judge, predict_run
+from conformance.checker.differential import predict_run
+from conformance.checker.verdicts import judge
 from conformance.harness import SETTINGS, get_fresh_names
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.clients import cpp, node

@@ -86,7 +86,9 @@ def read_verdicts(run_dirs: list[Path]) -> list:
             for line in path.read_text(encoding="utf-8").splitlines():
                 record = json.loads(line) if line.strip() else {}
                 if record.get("type") == "conformance_verdict":
-                    verdicts.append(Verdict(record["rule"], record["client"], record["status"], record["detail"]))
+                    verdicts.append(Verdict(record["rule"], record["client"], record["status"], record["detail"],
+                                            keys=tuple(record.get("keys", ())), cause=record.get("cause", ""),
+                                            backend=record.get("backend", "")))
     return verdicts
 
 
@@ -100,6 +102,7 @@ def to_record(verdict) -> dict:
             "client": verdict.client,
             "rule": verdict.rule, "status": verdict.status, "detail": verdict.detail,
             "declared": bool(verdict.cause), "cause": verdict.cause, "keys": list(verdict.keys),
+            "backend": verdict.backend,
             "counterexample": verdict.counterexample, "trace": list(verdict.trace)}
 
 

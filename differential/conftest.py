@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from differential.compare import Target
-from differential.rules import CLIENT_RECORDS_NAME, RECORDS_NAME, make_record, write_rule_records
+from differential.rules import RECORDS_NAME, make_record, write_rule_records
 
 pytest_plugins = ("conformance.runner.backends.fixtures",)
 
@@ -21,20 +21,6 @@ REAL_BROKER_NAME = "broker-a"
 def pytest_configure(config):
     config.addinivalue_line("markers", "rules(*ids): the spec rules a test confirms on the backend it ran against")
     config.rmqspec_rule_records = []
-    config.rmqspec_client_records = []
-
-
-@pytest.fixture
-def record_client_verdicts(request):
-    """record(client, workload, on_model, on_real, explained): one record per rule a client's run judged."""
-
-    def record(client: str, workload: str, on_model: dict, on_real: dict, explained: dict) -> None:
-        request.config.rmqspec_client_records.extend(
-            {"client": client, "workload": workload, "rule": rule, "model": on_model.get(rule),
-             "rocketmq-4.9.8": on_real.get(rule), "explained": explained.get((client, rule))}
-            for rule in sorted(set(on_model) | set(on_real)))
-
-    return record
 
 
 @pytest.fixture(params=["rocketmq-4.9.8", "model"])
@@ -76,6 +62,3 @@ def pytest_unconfigure(config):
     records = getattr(config, "rmqspec_rule_records", [])
     if records:
         write_rule_records(get_logs_dir(config).parent / RECORDS_NAME, records)
-    clients = getattr(config, "rmqspec_client_records", [])
-    if clients:
-        write_rule_records(get_logs_dir(config).parent / CLIENT_RECORDS_NAME, clients)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports.differential import CLIENT_RECORDS_NAME, RECORDS_NAME
+from reports.differential import RECORDS_NAME
 
-__all__ = ["CLIENT_RECORDS_NAME", "RECORDS_NAME", "make_record", "read_rule_table", "write_rule_records"]
+__all__ = ["RECORDS_NAME", "make_record", "read_rule_table", "write_rule_records"]
 
 
 def make_record(rule: str, backend: str, test: str, passed: bool, detail: str) -> dict:

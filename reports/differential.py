@@ -12,8 +12,9 @@ from pathlib import Path
 from reports.spec_rules import get_spec_rules
 
 RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
-# One line per (client, workload, rule): the client's verdict on each backend and, if they differ, why.
-CLIENT_RECORDS_NAME = "differential-clients.ndjson"
+# The conformance harness's verdict records of the run (conformance/report.py): the one source of the clients'
+# verdicts per backend.
+VERDICT_FILES = "conformance-*.jsonl"
 BACKENDS = ("model", "rocketmq-4.9.8")
 # The rules a broker decides (what a wire request can observe): the send-back handler, the broker's half of a
 # direct send, the store and its delay timer, the broker's offsets, pull answers and queue locks.
@@ -77,26 +78,32 @@ def find_newest_records(inputs: list[str]) -> Path | None:
 
 
 def render_client_table(records: list[dict]) -> str:
-    """Per client and rule, the verdicts on both backends over the workloads; a difference shows its reason."""
+    """Per client and rule, the statuses its verdict records give on each backend over the run's workloads
+    (conformance/report.py's records, nothing else); a rule whose statuses differ between the backends says so."""
     rows: dict[tuple[str, str], dict] = {}
     for record in records:
-        row = rows.setdefault((record["client"], record["rule"]), {b: set() for b in BACKENDS} | {"why": set()})
-        for backend in BACKENDS:
-            row[backend].add(str(record[backend]))
-        if record[BACKENDS[0]] != record[BACKENDS[1]]:
-            row["why"].add(record["explained"] or "**unexplained**")
+        client = f"{record['client']['name']} {record['client']['version']}"
+        row = rows.setdefault((client, record["rule"]), {b: set() for b in BACKENDS})
+        row[record["backend"]].add(record["status"])
     lines = ["| client | rule | " + " | ".join(BACKENDS) + " | same? |", "|---|---|" + "---|" * (len(BACKENDS) + 1)]
     for (client, rule), row in sorted(rows.items()):
-        same = "; ".join(sorted(row["why"])) or "yes"
+        same = "yes" if row[BACKENDS[0]] == row[BACKENDS[1]] else "differs"
         lines.append(f"| {client} | {rule} | " + " | ".join(", ".join(sorted(row[b])) for b in BACKENDS)
                      + f" | {same} |")
     return "\n".join(lines) + "\n"
 
 
 def read_client_records(run_dir: Path) -> list[dict]:
-    path = run_dir / CLIENT_RECORDS_NAME
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if path.exists() else []
+    """The run's conformance verdict records that name a backend of the differential suite (judged or deviating
+    verdicts only: a rule a client lacks or no run judges says nothing about a backend)."""
+    records = []
+    for path in sorted(run_dir.glob(VERDICT_FILES)):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line) if line.strip() else {}
+            if record.get("type") == "conformance_verdict" and record.get("backend") in BACKENDS \
+                    and record.get("status") not in ("not applicable", "not judged"):
+                records.append(record)
+    return records
 
 
 def render_summary_section(run_dir: Path | None) -> list[str]:

@@ -51,6 +51,7 @@ class Verdict:
     trace: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     cause: str = ""
+    backend: str = ""
 
     @property
     def client_key(self) -> tuple[str, str]:
@@ -123,11 +124,12 @@ def judge(run: Run, prediction: Prediction, counterexample: str = "") -> list[Ve
     absent = {rule: why for (rule, who), why in NOT_APPLICABLE.items() if who == key}
     trace = tuple(format_request(r) for r in run.requests)
     verdicts = [Verdict(rule, client, status, detail, counterexample if status == "deviates" else "",
-                        trace if status == "deviates" else (), tuple(sorted(keys)))
+                        trace if status == "deviates" else (), tuple(sorted(keys)), backend=run.backend)
                 for rule, (status, detail, keys) in sorted(get_found(run, prediction).items()) if rule not in absent]
-    verdicts += [Verdict(rule, client, "not applicable", why) for rule, why in sorted(absent.items())]
-    verdicts += [Verdict(rule, client, "not judged", why) for rule, why in sorted(NOT_JUDGED.items())
-                 if rule not in absent]
+    verdicts += [Verdict(rule, client, "not applicable", why, backend=run.backend)
+                 for rule, why in sorted(absent.items())]
+    verdicts += [Verdict(rule, client, "not judged", why, backend=run.backend)
+                 for rule, why in sorted(NOT_JUDGED.items()) if rule not in absent]
     return verdicts
 
 

@@ -143,6 +143,8 @@ class Run:
     final: BrokerRead | None = None
     # When the run stopped waiting (the client was stopped then), on the harness's clock.
     ended_ms: float = 0.0
+    # The backend it ran against: "model" (the model-backed server) or "rocketmq-4.9.8" (RocketMQ's own broker).
+    backend: str = ""
 
     def get_requests(self, code: int) -> list[WireRequest]:
         return [r for r in self.requests if r.code == code]

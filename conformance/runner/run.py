@@ -186,4 +186,4 @@ def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSet
     if errors:
         raise RuntimeError(f"the client adapter reported: {errors[:5]}")
     return Run(consumers[0].client, workload, settings, deliveries, requests, stored, backend.namesrv, findings,
-               faults, final, ended_ms)
+               faults, final, ended_ms, getattr(backend, "name", ""))

@@ -42,3 +42,24 @@ def test_newest_run_wins_and_no_records_no_section(tmp_path):
     assert "Broker rules x backend" not in render_summary(summary, {})
     summary.differential_run = tmp_path / "new"
     assert "## Broker rules x backend (differential, run new)" in render_summary(summary, {})
+
+
+def verdict_record(rule: str, backend: str, status: str, name: str = "rocketmq-client-cpp") -> dict:
+    return {"type": "conformance_verdict", "client": {"name": name, "version": "1.2.3"}, "rule": rule,
+            "status": status, "backend": backend, "detail": "", "cause": "", "keys": []}
+
+
+def test_client_verdicts_per_backend_are_the_runs_verdict_records_and_nothing_else(tmp_path):
+    """The clients' table is read from the conformance verdict records alone: a loss the checker recorded as a
+    deviation on the real broker shows as one, a rule whose statuses differ between the backends says so, and a
+    record without a differential backend (a smoke run) or a rule not judged adds no row."""
+    write_records(tmp_path / "run", [record("SB-01", "model")])
+    records = [verdict_record("SY-10", "rocketmq-4.9.8", "deviates"), verdict_record("SY-10", "model", "conforms"),
+               verdict_record("SB-09", "model", "deviates"), verdict_record("SB-09", "rocketmq-4.9.8", "deviates"),
+               verdict_record("CC-05", "", "deviates"), verdict_record("CT-01", "model", "not applicable")]
+    (tmp_path / "run" / "conformance-main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = "\n".join(render_summary_section(tmp_path / "run"))
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| rocketmq-client-cpp")}
+    assert rows["SY-10"] == "| rocketmq-client-cpp 1.2.3 | SY-10 | conforms | deviates | differs |"
+    assert rows["SB-09"] == "| rocketmq-client-cpp 1.2.3 | SB-09 | deviates | deviates | yes |"
+    assert set(rows) == {"SY-10", "SB-09"}

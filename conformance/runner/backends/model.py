@@ -46,6 +46,8 @@ def get_key_of_offset(server):
 class ModelBackend:
     """One model-backed server for one workload (fresh ports, fresh state)."""
 
+    name = "model"
+
     def __init__(self, runner, settings: RunSettings, workload: Workload):
         self.runner, self.server, self.settings, self.workload = runner, runner.server, settings, workload
         self.started_ms = time.monotonic() * 1000 - self.server.now()

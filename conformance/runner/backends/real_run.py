@@ -59,6 +59,8 @@ class RealBackend:
     """One workload's view of the session's real broker: fresh topic and group, a recording proxy injecting the
     workload's faults (`script`, the proxy's fault hook)."""
 
+    name = "rocketmq-4.9.8"
+
     def __init__(self, broker, proxy: RecordingProxy, settings: RunSettings, perm: int = admin.PERM_READ_WRITE,
                  script: FaultScript | None = None):
         self.broker, self.proxy, self.settings, self.script = broker, proxy, settings, script

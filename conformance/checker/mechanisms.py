@@ -15,6 +15,7 @@ from attrs import frozen
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2, ResponseCode
 from conformance.history.records import SUCCESS, Run
+from conformance.history.workload import SEND_BACK_FAULTS, Fault
 
 FATES = ("consumed", "dlq", "indefinite", "lost")
 # The topic field of SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b is the topic).
@@ -56,13 +57,14 @@ def has_refused_send_back(run: Run, key: str) -> bool:
     return any(r.response_code == ResponseCode.NO_PERMISSION for r in get_send_backs(run, key))
 
 
-def get_hit_faults(run: Run) -> list:
-    """The workload's send-back faults that hit: the delivery they follow happened and failed."""
+def get_hit_faults(run: Run) -> list[Fault]:
+    """The send-back faults that hit, as the run recorded them (Run.faults: the backend injected the fault into the
+    send-back that followed delivery `delivery` of message `key`, target "<key>#<delivery>")."""
     hit = []
-    for d in run.deliveries:
-        fault = run.workload.get_send_back_fault(d.uniq_key, d.seen_before)
-        if fault is not None and d.status not in ("CONSUME_SUCCESS", "SUCCESS"):
-            hit.append(fault)
+    for event in run.faults:
+        key, _, delivery = event.target.rpartition("#")
+        if event.kind in SEND_BACK_FAULTS and key and delivery.isdigit():
+            hit.append(Fault(event.kind, key, int(delivery)))
     return hit
 
 

@@ -14,7 +14,7 @@ from conformance.checker.mechanisms import get_observed_fates
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
-from conformance.history.records import RunSettings, StoredCopy, WireRequest
+from conformance.history.records import FaultEvent, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Fault, MessageSpec, Workload
 from tests.conformance.test_verdicts import JAVA, delivery, once, run_of, send_back, statuses_of
 
@@ -22,8 +22,8 @@ SETTINGS = RunSettings(retry_max_times=2)
 SEND_MESSAGE_V2 = 310
 
 
-def judge_java(workload, deliveries, requests=(), stored=(), settings=SETTINGS):
-    run = run_of(workload, deliveries, requests, stored, client=JAVA, settings=settings)
+def judge_java(workload, deliveries, requests=(), stored=(), settings=SETTINGS, faults=()):
+    run = evolve(run_of(workload, deliveries, requests, stored, client=JAVA, settings=settings), faults=tuple(faults))
     verdicts = judge(run, predict_run(run))
     return run, verdicts, statuses_of(verdicts)
 
@@ -235,9 +235,13 @@ def test_a_fallback_stored_by_the_producers_retry_starts_the_count_again(_):
                 WireRequest(2210.0, CONSUMER_SEND_MSG_BACK, {**header, "offset": "300"})]
     stored = [StoredCopy(14.0, -1, "m0", 0, "%RETRY%G", 3, "fallback"), StoredCopy(1110.0, 200, "m0", 1, "%RETRY%G", 3),
               StoredCopy(2210.0, 300, "m0", 2, "%DLQ%G", 0)]
-    run, verdicts, found = judge_java(workload, [first, restarted, retry], requests, stored, settings)
+    injected = [FaultEvent("fallback_first_refused", 10.0, None, "m0#0")]  # as the backend records it
+    run, verdicts, found = judge_java(workload, [first, restarted, retry], requests, stored, settings, injected)
     assert "deviates" not in found.values(), [v for v in verdicts if v.status == "deviates"]
     assert found["SY-05"] == "conforms" and found["RS-14"] == "conforms", found
+    # RS-14 is judged from the fault the run recorded: without that record the run shows no fault to judge.
+    assert statuses_of(judge_java(workload, [first, restarted, retry], requests, stored, settings)[1]).get("RS-14") \
+        is None
     assert check_declarations(verdicts, run) == []
 
 

@@ -7,6 +7,7 @@ milliseconds since start; the delay timer is one task that sleeps until the mode
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import attrs
@@ -160,7 +161,8 @@ class Server:
         async with lock:
             self._record(endpoint, "out", peer, response)
             writer.write(encode_frame(response))
-            await writer.drain()
+            with contextlib.suppress(ConnectionError):  # the client closed its connection first (its own timeout)
+                await writer.drain()
 
     async def dispatch(self, request: RemotingCommand, endpoint: str) -> RemotingCommand | None:
         handler = HANDLERS.get(request.code)

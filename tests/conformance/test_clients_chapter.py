@@ -1,5 +1,6 @@
 """spec/13-clients.md and conformance/checker/deviations.py agree: every declared deviation appears in the chapter under
-its client and rule (a `#### <client> <version> · <rule>` entry) with the same source permalink and counterexample, and
+its client and rule (a `#### <client> <version> · <rule>` entry) with the same source permalink, counterexample, causes
+and measured frequency, and
 the chapter names no other deviation; each client's not-applicable rules are the declared ones; every judged rule is in
 the chapter's table of what a conforming client must do."""
 
@@ -16,6 +17,9 @@ ENTRY = re.compile(r"^#### (?P<name>\S+) (?P<version>\S+) · (?P<rule>[A-Z]{2,3}
 SECTION = re.compile(r"^## (?P<name>\S+) (?P<version>\d\S*)")
 SOURCE = re.compile(r"^- \*\*Source:\*\* \[[^\]]+\]\((?P<url>[^)]+)\)$")
 COUNTEREXAMPLE = re.compile(r"^- \*\*Counterexample:\*\* (?:`(?P<source>.+)`|none recorded by a run yet)$")
+CAUSES = re.compile(r"^- \*\*Causes:\*\* (?P<names>.+)$")
+SHOWS_IN = re.compile(r"^- \*\*Shows in:\*\* (?P<text>.+)$")
+WHEN_TEXT = "every run where it can (a declared `when`)"
 NOT_APPLICABLE_LINE = re.compile(r"^- \*\*Not applicable:\*\* (?P<rules>[A-Z0-9, -]+?) — ")
 
 
@@ -35,11 +39,18 @@ def read_chapter(text: str) -> tuple[dict, dict]:
             current["source"] = match["url"]
         elif current is not None and (match := COUNTEREXAMPLE.match(line)):
             current["counterexample"] = match["source"] or ""
+        elif current is not None and (match := CAUSES.match(line)):
+            current["causes"] = tuple(match["names"].split("; "))
+        elif current is not None and (match := SHOWS_IN.match(line)):
+            current["shows in"] = match["text"]
     return entries, absent
 
 
 def get_declared_entries() -> dict:
-    return {(d.rule, d.client): {"source": d.source, "counterexample": COUNTEREXAMPLES.get((d.rule, d.client), "")}
+    return {(d.rule, d.client): {"source": d.source, "counterexample": COUNTEREXAMPLES.get((d.rule, d.client), ""),
+                                 "causes": tuple(cause.name for cause in d.causes),
+                                 "shows in": WHEN_TEXT if d.when is not None
+                                 else d.frequency or "some runs only (not yet measured)"}
             for d in DECLARED}
 
 
@@ -75,6 +86,8 @@ def test_a_changed_declaration_is_caught():
         text.replace(first.source, first.source.replace("#L", "#L1")),
         text.replace(f"· {first.rule}\n", "· XX-99\n", 1),
         text.replace("- **Counterexample:** `", "- **Counterexample:** `x", 1),
+        text.replace(f"- **Causes:** {first.causes[0].name}", "- **Causes:** any loss", 1),
+        text.replace("- **Shows in:** 20 of 20", "- **Shows in:** 19 of 20", 1),
     ]
     for version in changed:
         assert read_chapter(version)[0] != declared

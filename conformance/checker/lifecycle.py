@@ -83,8 +83,12 @@ def get_orderly_poison_verdict(run: Run, prediction) -> tuple | None:
 
 
 def get_queue_name(run: Run, delivery) -> tuple[str, int]:
-    """The queue a delivery came from as the wire names it: (topic or %RETRY%<group>, queue id)."""
-    retry, queue_id = get_queue_of(delivery)
+    """The queue a delivery came from as the wire names it: (topic or %RETRY%<group>, queue id), read off the first
+    delivery of its copy (commit-log offset) — a local retry after a refused fallback (CC-07) keeps the RETRY_TOPIC
+    the fallback set, yet comes from the original's queue."""
+    offset = delivery.message["commitLogOffset"]
+    first = next(d for d in run.deliveries if d.message["commitLogOffset"] == offset)
+    retry, queue_id = get_queue_of(first)
     return (f"%RETRY%{run.settings.group}" if retry else run.settings.topic), queue_id
 
 

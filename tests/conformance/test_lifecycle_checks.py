@@ -172,3 +172,15 @@ def test_a_clean_stop_is_judged_for_every_client_and_cpp_declares_no_deviation_o
     broken = evolve(run, requests=(persist(10_001.0, 2, False),))
     verdicts, problems = explain_deviations(judge(broken, predict(run.workload, SETTINGS)), broken)
     assert any(p.startswith("undeclared deviation of RB-07") for p in problems), problems
+
+
+def test_a_local_retry_that_kept_the_fallbacks_retry_topic_is_of_the_original_queue():
+    """As the Java client showed with the broker not writeable: the local retry carries RETRY_TOPIC (set by the
+    refused fallback) but is the original copy of TopicTest:0 (same commit-log offset), so that queue is the one
+    persisted past it."""
+    first = orderly_delivery(1, 0.0, "m0", "RECONSUME_LATER")
+    again = orderly_delivery(2, 5000.0, "m0", "CONSUME_SUCCESS")
+    again.message["properties"]["RETRY_TOPIC"] = "TopicTest"
+    run = stopped([persist(10_001.0, 1, True), unregister(10_002.0)], [first, again],
+                  Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),)))
+    assert get_shutdown_verdict(run) == ("conforms", "persisted TopicTest:0=1, then UNREGISTER_CLIENT")

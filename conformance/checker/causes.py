@@ -12,6 +12,7 @@ from attrs import frozen
 
 from conformance.checker.checks import ONEWAY_FLAG, get_batch_verdict, get_orderly_retry_verdict, get_swallowed_keys
 from conformance.checker.differential import is_same_outcome, predict_with_group_max
+from conformance.checker.lifecycle import get_suspend_gaps
 from conformance.checker.mechanisms import (
     get_deliveries,
     get_observed_fates,
@@ -86,6 +87,19 @@ def has_flat_orderly_retry(run: Run, key: str) -> bool:
     config = run.settings.get_config(run.workload.mode, run.workload.model)
     found = get_orderly_retry_verdict(run, SimpleNamespace(max_reconsume_times=get_max_reconsume_times(config)))
     return found is not None and found[0] == "deviates" and key in found[2]
+
+
+# rocketmq-client-cpp 1.2.3 resubmits an orderly queue 100 ms after RECONSUME_LATER (tryLockLaterAndReconsume); a
+# redelivery within this bound is that timer, not the 1000 ms suspend.
+QUICK_ORDERLY_RETRY_MS = 500
+
+
+def has_quick_orderly_retry(run: Run, key: str) -> bool:
+    """[CFG-04] Orderly: a failure answer to `key` was followed by a redelivery of its queue within
+    QUICK_ORDERLY_RETRY_MS, far under the 1000 ms suspend."""
+    config = run.settings.get_config(run.workload.mode, run.workload.model)
+    return any(found == key and gap < QUICK_ORDERLY_RETRY_MS
+               for found, gap in get_suspend_gaps(run, get_max_reconsume_times(config)))
 
 
 def has_failed_retry_copy(run: Run, key: str) -> bool:

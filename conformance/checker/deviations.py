@@ -22,6 +22,7 @@ from conformance.checker.causes import (
     Cause,
     has_failed_send_back,
     has_flat_orderly_retry,
+    has_quick_orderly_retry,
     has_refused_send_back_without_local_retry,
     has_twoway_offset_update,
     is_batch_casualty,
@@ -30,9 +31,11 @@ from conformance.checker.causes import (
     lacks_max_in_header,
 )
 from conformance.checker.causes import has_delivered_fallback_copy as is_fallback_copy_delivered
+from conformance.checker.lifecycle import get_suspend_gaps
 from conformance.checker.mechanisms import get_hit_faults
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
 from conformance.history.workload import SEND_BACK_FAULT_KINDS
+from model.values.config import get_max_reconsume_times
 
 CPP = ("rocketmq-client-cpp", "1.2.3")
 SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
@@ -69,8 +72,10 @@ def is_single_plain_poison(run) -> bool:
     workload = run.workload
     if not is_concurrently(run) or len(workload.messages) != 1 or workload.faults or workload.restart_after:
         return False
-    script = workload.messages[0].script
-    failures = len(script) if all(s == "RECONSUME_LATER" for s in script) else 0
+    spec = workload.messages[0]
+    failures = len(spec.script) if all(s == "RECONSUME_LATER" for s in spec.script) else 0
+    if spec.forever and failures == len(spec.script):
+        failures = run.settings.retry_max_times + 1  # a poison message fails every delivery
     return run.settings.retry_max_times != 16 and failures > run.settings.retry_max_times
 
 
@@ -79,6 +84,13 @@ def has_local_retry(run) -> bool:
     if run.workload.mode != "orderly" or run.workload.restart_after is not None:
         return False
     return any(d.seen_before > 0 for d in run.deliveries)
+
+
+def has_orderly_suspend(run) -> bool:
+    """Orderly, no restart, and a failure answer followed by a local retry of its queue (the suspend interval
+    shows: CFG-04 is judged)."""
+    config = run.settings.get_config(run.workload.mode, run.workload.model)
+    return bool(get_suspend_gaps(run, get_max_reconsume_times(config)))
 
 
 def is_concurrently(run) -> bool:
@@ -194,6 +206,12 @@ DECLARED: tuple[Deviation, ...] = (
               SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
               when=lambda run: has_local_retry(run),
               causes=(Cause("orderly retry with reconsumeTimes unchanged", has_flat_orderly_retry),)),
+    Deviation("CFG-04", CPP,
+              "an orderly RECONSUME_LATER resubmits the queue after a fixed 100 ms (tryLockLaterAndReconsume), not "
+              "after suspendCurrentQueueTimeMillis (1000 ms): 1.2.3 has no suspend setting",
+              SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L156-L198",
+              when=has_orderly_suspend,
+              causes=(Cause("orderly retry after 100 ms", has_quick_orderly_retry),)),
     Deviation("CC-04", ALI_ONS,
               "a listener result other than Consumer.ACTION_RETRY is a success: a listener returning null is "
               "consumed, not sent back (a throw is retried, as CC-04 asks)",
@@ -260,6 +278,8 @@ COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
     ("RB-05", CPP): _PLAIN,
     ("OR-07", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), '
                     'mode="orderly"), -1',
+    ("CFG-04", CPP): 'Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 2),), '
+                     'mode="orderly"), -1',
     ("CC-04", ALI_ONS): _NULL,
     ("CC-06", ALI_ONS): 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),)), -1',
     ("SY-06", ALI_ONS): _FALLBACK,

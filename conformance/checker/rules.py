@@ -34,6 +34,12 @@ JUDGED: dict[str, str] = {
     "CC-09": "BROADCASTING: no send-back, no second delivery",
     "SY-08": "BROADCASTING: no send-back, no second delivery (CC-09's check)",
     "RB-05": "wire: UPDATE_CONSUMER_OFFSET's one-way flag",
+    "RB-07": "wire: at the run's end the last UPDATE_CONSUMER_OFFSET of each consumed queue, with the consumed "
+             "offset, precedes the first UNREGISTER_CLIENT",
+    "CFG-04": "an orderly failure answer to the next delivery of its queue: the suspend interval, 1000 ms "
+              "(lifecycle.SUSPEND_EARLY_MS early, SUSPEND_LATE_MS late)",
+    "OR-15": "an orderly poison message under the default maxReconsumeTimes: retried until the run ends, never "
+             "given up nor dead-lettered (the final read included)",
     "SY-04": "properties' Ledger over the offsets sent",
     "SY-05": "properties' Ledger; fates against the model",
     "SY-06": "properties' Ledger; retries no later than due + LATE_BOUND_MS",
@@ -55,7 +61,6 @@ NOT_DRAWN = "the workloads draw no such situation yet"
 NOT_JUDGED: dict[str, str] = {
     **{f"PQ-{n:02}": INTERNAL for n in range(1, 14)},
     **{rule: INTERNAL for rule in ("OS-01", "OS-02", "OS-03", "OS-04", "OS-06", "OS-07", "OS-08")},
-    "CFG-04": "the suspend time is the orderly listener's context value; workloads leave it at its default",
     "PL-01": "the server records when a pull arrives, not when its held answer leaves",
     "PL-02": "flow-control thresholds (1000 messages, 100 MiB) exceed a workload's few messages",
     "PL-03": "flow-control thresholds (a span of 2000) exceed a workload's few messages",
@@ -94,7 +99,6 @@ NOT_JUDGED: dict[str, str] = {
     "OR-11": INTERNAL,
     "OR-12": ONE_CONSUMER,
     "OR-14": ONE_CONSUMER,
-    "OR-15": "judged through the fates (OR-07) only",
     "OR-16": INTERNAL,
     "OR-17": NOT_DRAWN + " (orderly BROADCASTING)",
     "RS-08": "the fallback send happens only when a send-back fails; judged through the fates (CC-06, CC-07)",

@@ -30,6 +30,7 @@ from conformance.checker.differential import (
     get_invariant_verdicts,
     get_orderly_answers_verdict,
 )
+from conformance.checker.lifecycle import get_orderly_poison_verdict, get_shutdown_verdict, get_suspend_verdict
 from conformance.checker.predict import Prediction
 from conformance.checker.rules import NOT_JUDGED
 from conformance.checker.wire_checks import WIRE_CHECKS
@@ -99,6 +100,8 @@ CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdic
                                      "the fallback's first attempt was refused; its producer retry restarted "
                                      "reconsumeTimes at 0"),
           "OR-05": get_orderly_answers_verdict(True), "OR-06": get_orderly_answers_verdict(False),
+          "CFG-04": get_suspend_verdict, "OR-15": get_orderly_poison_verdict,
+          "RB-07": lambda run, _p: get_shutdown_verdict(run),
           **{rule: ignore_prediction(check) for rule, check in WIRE_CHECKS.items()}}
 
 def get_client(run: Run) -> dict:

@@ -14,7 +14,8 @@ MAX_MESSAGES = 3
 MAX_SCRIPT = 4
 TAGS = ("TagA", "TagB", None)
 
-# Listener outcomes by consume mode. A delivery past the end of its script succeeds.
+# Listener outcomes by consume mode. A delivery past the end of its script succeeds, unless the message is a poison
+# one (MessageSpec.forever): then every delivery past its script fails with the mode's FOREVER_STATUSES answer.
 CONCURRENTLY_STATUSES = ("CONSUME_SUCCESS", "RECONSUME_LATER", "EXCEPTION")
 ORDERLY_STATUSES = ("SUCCESS", "SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION")
 # Every answer a Java listener can give (DefaultMQPushConsumer's API): NULL returns null; COMMIT and ROLLBACK are
@@ -22,6 +23,7 @@ ORDERLY_STATUSES = ("SUCCESS", "SUSPEND_CURRENT_QUEUE_A_MOMENT", "EXCEPTION")
 ALL_CONCURRENTLY_STATUSES = (*CONCURRENTLY_STATUSES, "NULL")
 ALL_ORDERLY_STATUSES = (*ORDERLY_STATUSES, "NULL", "COMMIT", "ROLLBACK")
 SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
+FOREVER_STATUSES = {"concurrently": "RECONSUME_LATER", "orderly": "SUSPEND_CURRENT_QUEUE_A_MOMENT"}
 
 # Faults the model-backed broker injects. A send-back fault hits the CONSUMER_SEND_MSG_BACK that follows delivery
 # `delivery` of message `key` (the broker knows the message by the header's commit-log offset), so the model and the
@@ -37,16 +39,21 @@ FAULT_KINDS = (*SEND_BACK_FAULTS, "pull_error")
 
 @frozen
 class MessageSpec:
-    """One produced message: its key (UNIQ_KEY), tags, delay level, and the listener's answer per delivery."""
+    """One produced message: its key (UNIQ_KEY), tags, delay level, and the listener's answer per delivery;
+    `forever`: a poison message, whose listener fails every delivery past its script too."""
 
     key: str
     tags: str | None = None
     delay_level: int = 0
     script: tuple[str, ...] = ()
+    forever: bool = False
 
-    def get_status(self, delivery: int) -> str:
-        """The answer to this message's delivery number `delivery` (0 = first)."""
-        return self.script[delivery] if delivery < len(self.script) else "CONSUME_SUCCESS"
+    def get_status(self, delivery: int, mode: str = "concurrently") -> str:
+        """The answer to this message's delivery number `delivery` (0 = first); past its script, success, or the
+        mode's failure (FOREVER_STATUSES) for a poison message."""
+        if delivery < len(self.script):
+            return self.script[delivery]
+        return FOREVER_STATUSES[mode] if self.forever else "CONSUME_SUCCESS"
 
 
 @frozen
@@ -83,8 +90,12 @@ class Workload:
     def get_status(self, key: str, delivery: int) -> str:
         """The answer to `key`'s delivery number `delivery`; past its script, the mode's success."""
         spec = self.spec_by_key.get(key)
-        status = "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery)
+        status = "CONSUME_SUCCESS" if spec is None else spec.get_status(delivery, self.mode)
         return "SUCCESS" if status == "CONSUME_SUCCESS" and self.mode == "orderly" else status
+
+    def get_forever_keys(self) -> frozenset[str]:
+        """The poison messages: those whose listener fails every delivery (MessageSpec.forever)."""
+        return frozenset(m.key for m in self.messages if m.forever)
 
     def make_script(self):
         """The outcome script a client driver calls: (message record, deliveries before this one) -> status, or

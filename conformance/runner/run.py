@@ -30,6 +30,11 @@ PULL_RETRY_QUIET_S = 5.0
 PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
                           ResponseCode.PULL_OFFSET_MOVED})
 RUN_LIMIT_S = 45.0
+# An orderly poison message (MessageSpec.forever) under the default maxReconsumeTimes retries locally forever, so
+# the run never goes quiet: it ends once such a message was delivered FOREVER_DELIVERIES times more than a client
+# that gives up at maxReconsumeTimes would deliver it (a run that ends while it still retries leaves the message
+# indefinite, never lost: SY-10, OR-15).
+FOREVER_DELIVERIES = 5
 # A started client pulls each queue within a second or two (route, heartbeat, rebalance).
 READY_LIMIT_S = 15.0
 POLL_S = 0.05
@@ -76,13 +81,36 @@ class Consumer(Protocol):
 OpenClient = Callable[[StartRequest, OutcomeScript, str | None], Consumer]
 
 
+def get_forever_cap(workload: Workload, settings: RunSettings) -> int | None:
+    """How many deliveries of one orderly poison message end the run (FOREVER_DELIVERIES past the 1 +
+    maxReconsumeTimes a bounded client makes); None where no orderly message fails forever."""
+    if workload.mode != "orderly" or not workload.get_forever_keys():
+        return None
+    bounded = settings.max_reconsume_times + 1 if settings.max_reconsume_times >= 0 else 0
+    return bounded + FOREVER_DELIVERIES
+
+
+def has_kept_failing(consumers: list[Consumer], keys: frozenset[str], cap: int | None) -> bool:
+    """Some message of `keys` was delivered `cap` times (over every instance)."""
+    if cap is None:
+        return False
+    counts: dict[str, int] = {}
+    for delivery in (d for c in consumers for d in c.deliveries):
+        counts[delivery.uniq_key] = counts.get(delivery.uniq_key, 0) + 1
+    return any(counts.get(key, 0) >= cap for key in keys)
+
+
 def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float, limit_s: float,
-                     deliveries: int | None = None) -> None:
+                     deliveries: int | None = None, forever: tuple[frozenset[str], int | None] = (frozenset(), None),
+                     ) -> None:
     """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
-    on all the time), or `deliveries` deliveries were made, or `limit_s` after `started`. A delayed copy falling
-    due starts the QUIET_S again: the client has yet to pull and consume it."""
+    on all the time), or `deliveries` deliveries were made, or a poison message of `forever` (keys, cap) was
+    delivered cap times, or `limit_s` after `started`. A delayed copy falling due starts the QUIET_S again: the
+    client has yet to pull and consume it."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
+        if has_kept_failing(consumers, *forever):
+            return
         requests = backend.get_requests()
         sent_back = [r for r in requests if r.code == CONSUMER_SEND_MSG_BACK]
         delayed = backend.has_delayed()
@@ -142,6 +170,7 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
     request = StartRequest(backend.namesrv, settings.group, settings.topic, instance, workload.mode, workload.model,
                            get_client_config(settings))
     script, started = workload.make_script(), time.monotonic()
+    forever = (workload.get_forever_keys(), get_forever_cap(workload, settings))
     broadcasting = workload.model == "broadcasting"
     if not broadcasting:
         produce_workload(backend, workload, settings)
@@ -152,14 +181,14 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
             if not wait_until_pulling(backend, settings, started, READY_LIMIT_S):
                 first.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
             produce_workload(backend, workload, settings)
-        wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after)
+        wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after, forever)
         ended_ms = time.monotonic() * 1000
     if workload.restart_after is not None:
         second = open_client(request, script, log_dir)
         second.seen.update(first.seen)
         consumers.append(second)
         with second:
-            wait_until_quiet(backend, consumers, started, RUN_LIMIT_S)
+            wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, forever=forever)
             ended_ms = time.monotonic() * 1000
     return consumers, ended_ms
 

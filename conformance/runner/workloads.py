@@ -26,9 +26,12 @@ def message_specs(mode: str, *, max_delay_level: int = 2,
     statuses = statuses or (ORDERLY_STATUSES if mode == "orderly" else CONCURRENTLY_STATUSES)
     one = st.tuples(st.sampled_from(TAGS), st.integers(0, max_delay_level),
                     st.lists(st.sampled_from(statuses), max_size=MAX_SCRIPT).map(tuple))
-    return st.lists(one, min_size=1, max_size=MAX_MESSAGES).map(
-        lambda drawn: tuple(MessageSpec(f"m{i}", tags, level, script) for i, (tags, level, script) in
-                            enumerate(drawn)))
+    drawn = st.lists(one, min_size=1, max_size=MAX_MESSAGES)
+    # At most one poison message (it fails every delivery), drawn rarely: a run with one lasts longer.
+    poison = st.one_of(st.none(), st.none(), st.none(), st.integers(0, MAX_MESSAGES - 1))
+    return st.tuples(drawn, poison).map(
+        lambda both: tuple(MessageSpec(f"m{i}", tags, level, script, forever=i == both[1])
+                           for i, (tags, level, script) in enumerate(both[0])))
 
 
 def faults(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[Fault, ...]]:
@@ -50,6 +53,6 @@ def workloads(draw, mode: str = "concurrently", *, model: str = "clustering", wi
 
 
 def poison_workload(retries: int) -> Workload:
-    """The smoke test's workload: one message that fails every delivery, so it goes produce -> fail -> retry ->
-    ... -> DLQ (1 + `retries` deliveries under a broker retryMaxTimes of `retries`)."""
-    return Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * (retries + 2)),))
+    """The smoke test's workload: one message that fails every delivery (a poison message: `forever`), so it goes
+    produce -> fail -> retry -> ... -> DLQ (1 + `retries` deliveries under a maxReconsumeTimes of `retries`)."""
+    return Workload((MessageSpec("m0", "TagA", forever=True),))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attrs import frozen
+
 from model.client.consume_common import get_live_consumer, put_consumer, schedule
 from model.client.consume_mode import get_consume_service
 from model.client.consumer import ConsumerInstance
@@ -182,6 +184,22 @@ def crash(system: System, client_id: str) -> tuple[System, list]:
     system = evolve(system, consumers=discard(system.consumers, client_id), parked=parked,
                     members=tuple(m for m in system.members if m != client_id))
     return system, [Note(f"{client_id} crashed", system.now, ("RB-06",))]
+
+
+@frozen
+class ShutdownRequests:
+    """What a cleanly stopping instance sends, in order: one one-way UPDATE_CONSUMER_OFFSET per queue (queue, offset;
+    none in BROADCASTING, whose local file takes them), then UNREGISTER_CLIENT naming its group."""
+
+    updates: tuple[tuple[MessageQueue, int], ...]
+    unregister_group: str
+
+
+def compute_shutdown_requests(consumer: ConsumerInstance) -> ShutdownRequests:
+    """[RB-07] A clean shutdown persists the offset of every queue in the ProcessQueue table (persistConsumerOffset,
+    persistAll), then unregisters the group from the broker (unregisterConsumer)."""
+    _store, updates = persist_all(consumer.offset_store, frozenset(consumer.process_queues))
+    return ShutdownRequests(tuple(updates), GROUP)
 
 
 def process_offset_illegal_fix(system: System, fix: OffsetIllegalFix) -> tuple[System, list]:

@@ -5,12 +5,15 @@ undone after its duration, and each fault is recorded as a FaultEvent with its s
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
 
 from conformance.codec.codes import PULL_MESSAGE, UPDATE_CONSUMER_OFFSET
 from conformance.codec.headers import PULL_FLAG_COMMIT_OFFSET
 from conformance.history.records import Delivery, FaultEvent, WireRequest
 from conformance.history.workload import SCHEDULED_FAULT_KINDS, AfterDelivery, AfterMs, BeforeCommit, ScheduledFault
 from conformance.runner.schedule import RECOVERY_S, ClientSlot, Scheduler
+from conformance.runner.workloads import DURATIONS_MS, MAX_SCHEDULED, schedules, workloads
+from conformance.suite.full_run import get_scheduled_kinds
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -178,3 +181,24 @@ def test_the_client_slot_carries_the_counts_on_and_keeps_at_most_one_consumer_li
     clients.restart()  # nothing while the client is down
     clients.stop()
     assert log == [("start", 0), ("stop", 0), ("start", 1), ("kill", 1)] and clients.live is None
+
+
+@given(schedules(("m0", "m1"), ("client_kill", "broker_read_only")))
+def test_a_drawn_schedule_is_small_of_the_asked_kinds_and_short(schedule):
+    assert len(schedule) <= MAX_SCHEDULED
+    for fault in schedule:
+        assert fault.kind in ("client_kill", "broker_read_only") and fault.duration_ms in DURATIONS_MS
+        assert getattr(fault.trigger, "key", "m0") in ("m0", "m1")
+
+
+@given(workloads())
+def test_a_workload_draws_no_schedule_unless_asked(workload):
+    assert workload.schedule == ()
+
+
+def test_a_full_run_asks_for_scheduled_kinds_by_name():
+    assert get_scheduled_kinds({}) == ()
+    assert get_scheduled_kinds({"RMQSPEC_SCHEDULED_FAULTS": "client_kill, broker_kill"}) == ("client_kill",
+                                                                                              "broker_kill")
+    with pytest.raises(ValueError, match="unknown kinds"):
+        get_scheduled_kinds({"RMQSPEC_SCHEDULED_FAULTS": "client_crash"})

@@ -56,9 +56,9 @@ class AfterDelivery:
 
 @frozen
 class BeforeCommit:
-    """Trigger: between delivery `delivery` of `key` and the next offset commit of its queue the client sends
-    (UPDATE_CONSUMER_OFFSET, or a pull with the commit-offset flag): right after that delivery if no commit came
-    yet; the fault's event records whether one had."""
+    """Trigger: between delivery `delivery` of `key` and the next offset commit the client sends that covers it
+    (UPDATE_CONSUMER_OFFSET, or a pull with the commit-offset flag, of its queue and past its offset): right after
+    that delivery if no such commit came yet; the fault's event records whether one had."""
 
     key: str = "m0"
     delivery: int = 0

@@ -87,16 +87,18 @@ def find_delivery(deliveries: list[Delivery], key: str, delivery: int) -> Delive
 
 
 def is_commit_of(request: WireRequest, delivery: Delivery) -> bool:
-    """`request` commits an offset of the queue `delivery` came from: UPDATE_CONSUMER_OFFSET, or a pull with the
-    commit-offset flag, naming its queue (its topic, or %RETRY% for a retry copy)."""
+    """`request` commits `delivery`: UPDATE_CONSUMER_OFFSET, or a pull with the commit-offset flag, naming its queue
+    (its topic, or %RETRY% for a retry copy) and an offset past the delivered copy's."""
+    fields = request.fields
     if request.code == PULL_MESSAGE:
-        if not int(request.fields.get("sysFlag", 0)) & PULL_FLAG_COMMIT_OFFSET:
+        if not int(fields.get("sysFlag", 0)) & PULL_FLAG_COMMIT_OFFSET:
             return False
     elif request.code != UPDATE_CONSUMER_OFFSET:
         return False
-    topic, message = request.fields.get("topic", ""), delivery.message
+    topic, message = fields.get("topic", ""), delivery.message
     retry = "RETRY_TOPIC" in message.get("properties", {}) and topic.startswith("%RETRY%")
-    return (topic == message.get("topic") or retry) and str(request.fields.get("queueId")) == str(message["queueId"])
+    return (topic == message.get("topic") or retry) and str(fields.get("queueId")) == str(message["queueId"]) \
+        and int(fields.get("commitOffset", -1)) > int(message.get("queueOffset", -1))
 
 
 def get_target(trigger, deliveries: list[Delivery], requests: list[WireRequest], elapsed_ms: float) -> str | None:

@@ -66,7 +66,7 @@ def make(schedule, clock: Clock | None = None):
 
 
 def deliver(scheduler: Scheduler, key: str, seen_before: int, at_s: float, queue_id: int = 0) -> Delivery:
-    message = {"msgId": key, "topic": "T", "queueId": queue_id, "properties": {"UNIQ_KEY": key},
+    message = {"msgId": key, "topic": "T", "queueId": queue_id, "queueOffset": 0, "properties": {"UNIQ_KEY": key},
                "reconsumeTimes": 0}
     delivery = Delivery(1, at_s * 1000.0, message, "CONSUME_SUCCESS", seen_before)
     scheduler.clients.live.deliveries.append(delivery)
@@ -120,8 +120,9 @@ def test_after_a_delivery_fires_at_the_first_poll_after_that_delivery_of_that_me
     assert scheduler.clients.live.number == 1
 
 
-def commit(at_s: float, queue_id: int, code: int = UPDATE_CONSUMER_OFFSET, flag: int = 0) -> WireRequest:
-    fields = {"topic": "T", "queueId": str(queue_id), "sysFlag": str(flag)}
+def commit(at_s: float, queue_id: int, code: int = UPDATE_CONSUMER_OFFSET, flag: int = 0,
+           offset: int = 1) -> WireRequest:
+    fields = {"topic": "T", "queueId": str(queue_id), "sysFlag": str(flag), "commitOffset": str(offset)}
     return WireRequest(at_s * 1000.0, code, fields)
 
 
@@ -131,8 +132,10 @@ def test_before_a_commit_fires_right_after_the_delivery_and_says_whether_its_que
     assert log == [("start", 0)]
     deliver(scheduler, "m0", 0, clock.now, queue_id=1)
     clock.now += 0.05
-    # A commit of another queue, a pull without the flag, a commit before the delivery: none is its commit.
-    scheduler.poll([commit(clock.now - 1, 1), commit(clock.now, 0), commit(clock.now, 1, PULL_MESSAGE)])
+    # A commit of another queue, a pull without the flag, a commit before the delivery, one of an offset before
+    # the delivered copy's (0, the copy's own): none is its commit.
+    scheduler.poll([commit(clock.now - 1, 1), commit(clock.now, 0), commit(clock.now, 1, PULL_MESSAGE),
+                    commit(clock.now, 1, offset=0)])
     assert log[-1] == ("kill_broker",)
     clock.now += 1.0
     scheduler.poll([])

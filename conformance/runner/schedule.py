@@ -5,7 +5,9 @@ which fault's trigger the deliveries and the wire have reached, firing it once, 
 run.py's polling loop calls `Scheduler.poll` with the backend's requests; every action is synchronous (a backend
 method that returns once it took effect, a client stopped, killed or started), so a fault is fired and ended at the
 first poll at or after its moment. An event's `time_ms` is taken just before the fault's action, its `end_ms` just
-after the action that ended it: the window covers the whole transition.
+after the action that ended it: the window covers the whole transition. Client faults that overlap share one client:
+one fired while the client is down takes nothing further down, and the first to end starts it again; each is
+recorded all the same.
 """
 
 from __future__ import annotations

@@ -18,17 +18,9 @@ from hypothesis import strategies as st
 
 from conformance.checker.deviations import COUNTEREXAMPLES, get_declared
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
+from conformance.history import workload as values
 from conformance.history.records import Run
-from conformance.history.workload import (
-    SCHEDULED_FAULT_KINDS,
-    AfterDelivery,
-    AfterMs,
-    BeforeCommit,
-    Fault,
-    MessageSpec,
-    ScheduledFault,
-    Workload,
-)
+from conformance.history.workload import SCHEDULED_FAULT_KINDS, Workload
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.run import OpenClient, run_workload
 
@@ -73,10 +65,13 @@ def get_counterexamples(client: tuple[str, str]) -> dict[str, list[str]]:
     return found
 
 
+# The values a counterexample's source may name (history/workload.py).
+VALUE_NAMES = ("Workload", "MessageSpec", "Fault", "ScheduledFault", "AfterDelivery", "BeforeCommit", "AfterMs")
+
+
 def parse_counterexample(source: str) -> tuple[Workload, int]:
     """(workload, the client's maxReconsumeTimes) from a declared counterexample's Python source."""
-    names = {"Workload": Workload, "MessageSpec": MessageSpec, "Fault": Fault, "ScheduledFault": ScheduledFault,
-             "AfterDelivery": AfterDelivery, "BeforeCommit": BeforeCommit, "AfterMs": AfterMs, "__builtins__": {}}
+    names = {name: getattr(values, name) for name in VALUE_NAMES} | {"__builtins__": {}}
     workload, client_max = eval(source, names)  # noqa: S307 - the project's own declarations, not input
     return workload, client_max
 

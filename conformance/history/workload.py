@@ -1,5 +1,6 @@
 """Workloads for a real client under the harness, drawn by Hypothesis: messages, a listener outcome script per
-message and delivery, faults the broker injects, and a client restart.
+message and delivery, faults the broker injects into single requests, a client restart, and a schedule of faults
+of whole processes (broker, name server, client) at moments relative to what happened in the run.
 
 A workload is a plain value: the harness runs it against a real client (conformance/runner/clients/) and the model
 predicts what RocketMQ 4.9.8's client does with the same one (conformance/checker/verdicts.py). Real time costs, so the
@@ -35,6 +36,51 @@ SEND_BACK_FAULTS = {"send_back_error": "SYSTEM_ERROR", "send_back_timeout": "no 
                     "fallback_first_refused": "SYSTEM_ERROR, then NO_PERMISSION to the fallback's first attempt"}
 SEND_BACK_FAULT_KINDS = tuple(SEND_BACK_FAULTS)
 FAULT_KINDS = (*SEND_BACK_FAULTS, "pull_error")
+
+
+# Faults of a whole process, fired once at their trigger and ended after their duration (conformance/runner/
+# schedule.py): the broker read-only (then writeable again), the broker killed with SIGKILL (then restarted on its
+# store), the name server stopped (then started), the client stopped cleanly or its adapter process killed with
+# SIGKILL (then started again).
+SCHEDULED_FAULT_KINDS = ("broker_read_only", "broker_kill", "namesrv_stop", "client_restart", "client_kill")
+# The scheduled faults after which a client may legitimately deliver again a copy it had consumed (its offset was
+# not yet committed, or the broker lost the commit): at-least-once, so duplicates are allowed.
+REDELIVERING_FAULT_KINDS = frozenset({"client_restart", "client_kill", "broker_kill"})
+
+
+@frozen
+class AfterDelivery:
+    """Trigger: right after delivery `delivery` (0 = first) of message `key` reached the listener."""
+
+    key: str = "m0"
+    delivery: int = 0
+
+
+@frozen
+class BeforeCommit:
+    """Trigger: between delivery `delivery` of `key` and the next offset commit the client sends that covers it
+    (UPDATE_CONSUMER_OFFSET, or a pull with the commit-offset flag, of its queue and past its offset): right after
+    that delivery if no such commit came yet; the fault's event records whether one had."""
+
+    key: str = "m0"
+    delivery: int = 0
+
+
+@frozen
+class AfterMs:
+    """Trigger: `ms` milliseconds after the run started (before the messages were produced)."""
+
+    ms: int = 0
+
+
+@frozen
+class ScheduledFault:
+    """One fault of a whole process (SCHEDULED_FAULT_KINDS), fired once at `trigger`, ended `duration_ms` after it
+    took effect."""
+
+    kind: str
+    trigger: AfterDelivery | BeforeCommit | AfterMs = AfterDelivery()
+    duration_ms: int = 1000
 
 
 @frozen
@@ -77,6 +123,8 @@ class Workload:
     restart_after: int | None = None
     # Orderly: the listener leaves ConsumeOrderlyContext.autoCommit as it is (True) or turns it off in every call.
     auto_commit: bool = True
+    # Faults of whole processes at moments relative to what happened (conformance/runner/schedule.py).
+    schedule: tuple[ScheduledFault, ...] = ()
     spec_by_key: dict = field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:

@@ -16,6 +16,7 @@ from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, Respon
 from conformance.history.records import BrokerRead, Delivery, FaultEvent, Run, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
+from conformance.runner.schedule import ClientSlot, Scheduler
 
 # A run is over when nothing happened for QUIET_S (longer than one delay level of the compressed table plus a
 # pull round trip) and the broker holds no delayed copy; or at the latest after RUN_LIMIT_S.
@@ -59,6 +60,21 @@ class Backend(Protocol):
 
     def get_faults(self) -> list[FaultEvent]: ...
 
+    # The schedule's broker and name-server faults (conformance/runner/schedule.py): each returns once it took effect.
+    def set_writeable(self, writeable: bool) -> None: ...
+
+    def kill_broker(self) -> None:
+        """SIGKILL the broker (its store stays)."""
+        ...
+
+    def restart_broker(self) -> None:
+        """Start the killed broker again on its store."""
+        ...
+
+    def stop_namesrv(self) -> None: ...
+
+    def start_namesrv(self) -> None: ...
+
 
 OpenBackend = Callable[[RunSettings, Workload], AbstractContextManager[Backend]]
 
@@ -75,6 +91,10 @@ class Consumer(Protocol):
     def __enter__(self) -> Consumer: ...
 
     def __exit__(self, *exc) -> None: ...
+
+    def kill(self) -> None:
+        """SIGKILL the client's process at once (nothing persisted); never hangs."""
+        ...
 
 
 # How the glue makes a consumer: (start request, outcome script, log directory) -> Consumer.
@@ -101,28 +121,43 @@ def has_kept_failing(consumers: list[Consumer], keys: frozenset[str], cap: int |
 
 
 def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float, limit_s: float,
-                     deliveries: int | None = None, forever: tuple[frozenset[str], int | None] = (frozenset(), None),
-                     ) -> None:
-    """Poll until QUIET_S pass with no new delivery or send-back and no delayed copy (pulls and offset commits go
-    on all the time), or `deliveries` deliveries were made, or a poison message of `forever` (keys, cap) was
-    delivered cap times, or `limit_s` after `started`. A delayed copy falling due starts the QUIET_S again: the
-    client has yet to pull and consume it."""
+                     deliveries: int | None = None, scheduler: Scheduler | None = None,
+                     forever: tuple[frozenset[str], int | None] = (frozenset(), None)) -> None:
+    """Poll until QUIET_S pass with no new delivery or send-back, no delayed copy and no scheduled fault fired or
+    ended (pulls and offset commits go on all the time), or `deliveries` deliveries were made, or a poison message
+    of `forever` (keys, cap) was delivered cap times, or `limit_s` after `started`. A delayed copy falling due
+    starts the QUIET_S again: the client has yet to pull and consume it. The `scheduler` fires and ends the
+    workload's scheduled faults as the run goes; while one is on the run is not quiet, nor before its RECOVERY_S
+    after its end."""
     seen, quiet_since = None, time.monotonic()
     while time.monotonic() - started < limit_s:
         if has_kept_failing(consumers, *forever):
             return
         requests = backend.get_requests()
+        if scheduler is not None:
+            scheduler.poll(requests)
         sent_back = [r for r in requests if r.code == CONSUMER_SEND_MSG_BACK]
         delayed = backend.has_delayed()
-        now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed)
+        state = scheduler.get_state() if scheduler is not None else ()
+        now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed, state)
         if deliveries is not None and now[0] >= deliveries:
             return
         if now != seen:
             seen, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since >= QUIET_S and not delayed \
-                and time.monotonic() >= get_failure_wait_end_s(requests):
+                and time.monotonic() >= get_wait_end_s(requests, scheduler):
             return
         time.sleep(POLL_S)
+
+
+def get_wait_end_s(requests: list[WireRequest], scheduler: Scheduler | None) -> float:
+    """When (on the driver's clock, in s) the run may be quiet: after the client's answer to each failure and its
+    recovery from each scheduled fault; never while a scheduled fault is on or waits for its moment."""
+    if scheduler is None:
+        return get_failure_wait_end_s(requests)
+    if not scheduler.is_settled():
+        return float("inf")
+    return max(get_failure_wait_end_s(requests), scheduler.get_wait_end_s())
 
 
 def get_failure_wait_end_s(requests: list[WireRequest]) -> float:
@@ -159,10 +194,11 @@ def produce_workload(backend: Backend, workload: Workload, settings: RunSettings
         backend.produce(spec.key, spec.tags, spec.delay_level, index % settings.topic_queue_nums)
 
 
-def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str,
-                  log_dir: str | None, open_client: OpenClient) -> tuple[list[Consumer], float]:
-    """Start the client, restart it once after `workload.restart_after` deliveries, stop it when quiet; returns the
-    consumers and when the run stopped waiting (harness ms), just before the last client was stopped.
+def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, instance: str, log_dir: str | None,
+                  open_client: OpenClient) -> tuple[list[Consumer], float, list[FaultEvent]]:
+    """Start the client, restart it once after `workload.restart_after` deliveries, fire and end the workload's
+    scheduled faults as their triggers come, stop it when quiet; returns the consumers, when the run stopped waiting
+    (harness ms, just before the last client was stopped) and the scheduled faults' events.
 
     A BROADCASTING consumer without a stored offset starts at the queue's end, so its messages are produced
     once it pulls every queue, as the prediction's consumer exists before any message; a CLUSTERING consumer's
@@ -171,26 +207,28 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
                            get_client_config(settings))
     script, started = workload.make_script(), time.monotonic()
     forever = (workload.get_forever_keys(), get_forever_cap(workload, settings))
+    clients = ClientSlot(lambda: open_client(request, script, log_dir))
+    scheduler = Scheduler(workload.schedule, backend, clients, started)
     broadcasting = workload.model == "broadcasting"
     if not broadcasting:
         produce_workload(backend, workload, settings)
-    first = open_client(request, script, log_dir)
-    consumers = [first]
-    with first:
+    try:
+        clients.start()
         if broadcasting:
             if not wait_until_pulling(backend, settings, started, READY_LIMIT_S):
-                first.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
+                clients.live.errors.append(f"the client pulled no queue of {settings.topic} within {READY_LIMIT_S} s")
             produce_workload(backend, workload, settings)
-        wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, workload.restart_after, forever)
+        wait_until_quiet(backend, clients.consumers, started, RUN_LIMIT_S, workload.restart_after, scheduler, forever)
+        if workload.restart_after is not None:
+            clients.restart()
+            wait_until_quiet(backend, clients.consumers, started, RUN_LIMIT_S, None, scheduler, forever)
         ended_ms = time.monotonic() * 1000
-    if workload.restart_after is not None:
-        second = open_client(request, script, log_dir)
-        second.seen.update(first.seen)
-        consumers.append(second)
-        with second:
-            wait_until_quiet(backend, consumers, started, RUN_LIMIT_S, forever=forever)
-            ended_ms = time.monotonic() * 1000
-    return consumers, ended_ms
+    finally:
+        try:
+            scheduler.finish()
+        finally:
+            clients.stop()
+    return clients.consumers, ended_ms, scheduler.events
 
 
 def read_final(backend: Backend) -> BrokerRead | None:
@@ -203,13 +241,15 @@ def read_final(backend: Backend) -> BrokerRead | None:
 
 def run_workload(open_backend: OpenBackend, workload: Workload, settings: RunSettings, instance: str,
                  log_dir: str | None = None, open_client: OpenClient = open_cpp_consumer) -> Run:
-    """Produce the workload's messages, let the client consume them, and record everything as one Run; once every
-    client has stopped (and persisted its offsets), read the broker as it was left (`Run.final`)."""
+    """Produce the workload's messages, let the client consume them under the workload's scheduled faults, and
+    record everything as one Run (every fault injected in `Run.faults`, the backend's and the schedule's, in time
+    order); once every client has stopped (and persisted its offsets), read the broker as it was left (`Run.final`)."""
     with open_backend(settings, workload) as backend:
-        consumers, ended_ms = run_consumers(backend, workload, settings, instance, log_dir, open_client)
+        consumers, ended_ms, scheduled = run_consumers(backend, workload, settings, instance, log_dir, open_client)
         final = read_final(backend)
         requests, stored = tuple(backend.get_requests()), tuple(backend.get_stored_copies())
-        findings, faults = tuple(backend.get_findings()), tuple(backend.get_faults())
+        findings = tuple(backend.get_findings())
+        faults = tuple(sorted([*backend.get_faults(), *scheduled], key=lambda event: event.time_ms))
     deliveries = tuple(d for c in consumers for d in c.deliveries)
     errors = [e for c in consumers for e in c.errors]
     if errors:

@@ -14,11 +14,22 @@ from conformance.history.workload import (
     MAX_MESSAGES,
     MAX_SCRIPT,
     ORDERLY_STATUSES,
+    SCHEDULED_FAULT_KINDS,
     TAGS,
+    AfterDelivery,
+    AfterMs,
+    BeforeCommit,
     Fault,
     MessageSpec,
+    ScheduledFault,
     Workload,
 )
+
+# A scheduled fault lasts one of these (ms); a time trigger falls within MAX_AFTER_MS of the run's start. At most
+# MAX_SCHEDULED faults per workload: each costs its duration and the client's recovery (schedule.py's RECOVERY_S).
+DURATIONS_MS = (1000, 2000, 3000)
+MAX_AFTER_MS = 3000
+MAX_SCHEDULED = 2
 
 
 def message_specs(mode: str, *, max_delay_level: int = 2,
@@ -39,17 +50,35 @@ def faults(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[Fault, ...]]:
     return st.lists(fault, max_size=2, unique_by=lambda f: (f.key, f.delivery)).map(tuple)
 
 
+def triggers(keys: tuple[str, ...]) -> st.SearchStrategy[AfterDelivery | BeforeCommit | AfterMs]:
+    """A moment of the run: after a delivery of a message, between it and the next commit of its queue, or after
+    some ms from the run's start."""
+    delivery = (st.sampled_from(keys), st.integers(0, MAX_SCRIPT - 1))
+    return st.one_of(st.builds(AfterDelivery, *delivery), st.builds(BeforeCommit, *delivery),
+                     st.builds(AfterMs, st.integers(0, MAX_AFTER_MS)))
+
+
+def schedules(keys: tuple[str, ...], kinds: tuple[str, ...] = SCHEDULED_FAULT_KINDS,
+              max_size: int = MAX_SCHEDULED) -> st.SearchStrategy[tuple[ScheduledFault, ...]]:
+    """Up to `max_size` scheduled faults of `kinds`, each of one of DURATIONS_MS, at triggers on messages `keys`."""
+    fault = st.builds(ScheduledFault, st.sampled_from(kinds), triggers(keys), st.sampled_from(DURATIONS_MS))
+    return st.lists(fault, max_size=max_size).map(tuple)
+
+
 @st.composite
 def workloads(draw, mode: str = "concurrently", *, model: str = "clustering", with_faults: bool = True,
               with_restart: bool = True, statuses: tuple[str, ...] | None = None,
-              auto_commit: st.SearchStrategy[bool] | None = None) -> Workload:
+              auto_commit: st.SearchStrategy[bool] | None = None,
+              scheduled: tuple[str, ...] = ()) -> Workload:
     """A workload for one fresh server, group and client instance; `statuses` the listener's answers to draw
-    from (the mode's common ones by default), `auto_commit` whether an orderly listener keeps autoCommit."""
+    from (the mode's common ones by default), `auto_commit` whether an orderly listener keeps autoCommit,
+    `scheduled` the kinds of process faults its schedule may hold (none by default)."""
     messages = draw(message_specs(mode, statuses=statuses))
     drawn_faults = draw(faults(tuple(m.key for m in messages))) if with_faults else ()
     restart = draw(st.none() | st.integers(1, 4)) if with_restart else None
     keep = draw(auto_commit) if mode == "orderly" and auto_commit is not None else True
-    return Workload(messages, drawn_faults, mode, model, restart, keep)
+    schedule = draw(schedules(tuple(m.key for m in messages), scheduled)) if scheduled else ()
+    return Workload(messages, drawn_faults, mode, model, restart, keep, schedule)
 
 
 def poison_workload(retries: int) -> Workload:

@@ -1,9 +1,11 @@
 """What the full runs of the adapter clients share (conformance/suite/test_*_full.py): the budget, the client's
 maxReconsumeTimes draw, and one judged run of a workload on a fresh model-backed server.
 
-RMQSPEC_CONFORMANCE_EXAMPLES examples per test or family (default 8). No shrinking: each attempt costs a real run
-of seconds, so shrinking one failure would outlast the test's time limit and lose it; a drawn workload is small
-(at most MAX_MESSAGES messages of MAX_SCRIPT answers), and it is reported as drawn, with the wire trace.
+RMQSPEC_CONFORMANCE_EXAMPLES examples per test or family (default 8). RMQSPEC_SCHEDULED_FAULTS (comma-separated kinds
+of history/workload.py's SCHEDULED_FAULT_KINDS, default none) lets the CLUSTERING concurrently families draw a
+schedule of those process faults (conformance/runner/workloads.py's schedules). No shrinking: each attempt costs a
+real run of seconds, so shrinking one failure would outlast the test's time limit and lose it; a drawn workload is
+small (at most MAX_MESSAGES messages of MAX_SCRIPT answers), and it is reported as drawn, with the wire trace.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from hypothesis import strategies as st
 
 from conformance.checker.deviations import COUNTEREXAMPLES, get_declared
 from conformance.harness import SETTINGS, get_fresh_names, judge_run
+from conformance.history import workload as values
 from conformance.history.records import Run
-from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.history.workload import SCHEDULED_FAULT_KINDS, Workload
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.run import OpenClient, run_workload
 
@@ -27,6 +30,19 @@ REAL = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Pha
 # The client's maxReconsumeTimes (-1: its default, 16 concurrently and unbounded orderly); the group's
 # retryMaxTimes (2) is what the broker would apply without one, and a 4.9.8 client always sends one.
 CLIENT_MAX_RECONSUME_TIMES = st.sampled_from((-1, 1, 2))
+
+
+def get_scheduled_kinds(environ: dict) -> tuple[str, ...]:
+    """The process faults a full run's schedules may hold: RMQSPEC_SCHEDULED_FAULTS, comma-separated (none by
+    default; a kind not in SCHEDULED_FAULT_KINDS is refused)."""
+    kinds = tuple(kind.strip() for kind in environ.get("RMQSPEC_SCHEDULED_FAULTS", "").split(",") if kind.strip())
+    unknown = [kind for kind in kinds if kind not in SCHEDULED_FAULT_KINDS]
+    if unknown:
+        raise ValueError(f"RMQSPEC_SCHEDULED_FAULTS: unknown kinds {unknown}; known: {SCHEDULED_FAULT_KINDS}")
+    return kinds
+
+
+SCHEDULED_KINDS = get_scheduled_kinds(dict(os.environ))
 
 
 def run_and_judge(open_client: OpenClient, workload: Workload, client_max: int, log_dir: str,
@@ -49,9 +65,13 @@ def get_counterexamples(client: tuple[str, str]) -> dict[str, list[str]]:
     return found
 
 
+# The values a counterexample's source may name (history/workload.py).
+VALUE_NAMES = ("Workload", "MessageSpec", "Fault", "ScheduledFault", "AfterDelivery", "BeforeCommit", "AfterMs")
+
+
 def parse_counterexample(source: str) -> tuple[Workload, int]:
     """(workload, the client's maxReconsumeTimes) from a declared counterexample's Python source."""
-    names = {"Workload": Workload, "MessageSpec": MessageSpec, "Fault": Fault, "__builtins__": {}}
+    names = {name: getattr(values, name) for name in VALUE_NAMES} | {"__builtins__": {}}
     workload, client_max = eval(source, names)  # noqa: S307 - the project's own declarations, not input
     return workload, client_max
 

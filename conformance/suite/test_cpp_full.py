@@ -21,7 +21,7 @@ from conformance.runner.backends.model import open_model_backend
 from conformance.runner.clients.cpp import get_unavailable_reason, open_cpp_consumer
 from conformance.runner.run import run_workload
 from conformance.runner.workloads import workloads
-from conformance.suite.full_run import check_counterexample, get_counterexamples
+from conformance.suite.full_run import SCHEDULED_KINDS, check_counterexample, get_counterexamples
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
@@ -39,7 +39,7 @@ def check(workload, tmp_path):
 
 
 @REAL
-@given(workloads("concurrently"))
+@given(workloads("concurrently", scheduled=SCHEDULED_KINDS))
 def test_concurrently_consumer_conforms_or_deviates_as_declared(tmp_path, workload):
     check(workload, tmp_path)
 

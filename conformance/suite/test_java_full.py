@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conformance.history.workload import ALL_CONCURRENTLY_STATUSES, ALL_ORDERLY_STATUSES
 from conformance.runner.clients.java import get_unavailable_reason, open_java_consumer
 from conformance.runner.workloads import workloads
-from conformance.suite.full_run import CLIENT_MAX_RECONSUME_TIMES, REAL, run_and_judge
+from conformance.suite.full_run import CLIENT_MAX_RECONSUME_TIMES, REAL, SCHEDULED_KINDS, run_and_judge
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
 ORDERLY = {"with_faults": False, "with_restart": False, "statuses": ALL_ORDERLY_STATUSES,
            "auto_commit": st.booleans()}
 FAMILIES = {
-    "concurrently": workloads("concurrently", statuses=ALL_CONCURRENTLY_STATUSES),
+    "concurrently": workloads("concurrently", statuses=ALL_CONCURRENTLY_STATUSES, scheduled=SCHEDULED_KINDS),
     "orderly": workloads("orderly", **ORDERLY),
     "broadcasting": workloads("concurrently", model="broadcasting", with_faults=False,
                               statuses=ALL_CONCURRENTLY_STATUSES),

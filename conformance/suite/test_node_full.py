@@ -27,6 +27,7 @@ from conformance.runner.workloads import workloads
 from conformance.suite.full_run import (
     CLIENT_MAX_RECONSUME_TIMES,
     REAL,
+    SCHEDULED_KINDS,
     check_counterexample,
     get_counterexamples,
     run_and_judge,
@@ -36,7 +37,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
 
 FAMILIES = {
-    "clustering": workloads("concurrently", statuses=ALL_CONCURRENTLY_STATUSES),
+    "clustering": workloads("concurrently", statuses=ALL_CONCURRENTLY_STATUSES, scheduled=SCHEDULED_KINDS),
     "broadcasting": workloads("concurrently", model="broadcasting", with_faults=False,
                               statuses=ALL_CONCURRENTLY_STATUSES),
 }

@@ -11,8 +11,15 @@ from attrs import evolve
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.harness import SETTINGS
-from conformance.history.records import BrokerRead, FaultEvent, QueueRead, WireRequest
-from conformance.history.workload import MessageSpec, Workload
+from conformance.history.records import BrokerRead, Delivery, FaultEvent, QueueRead, WireRequest
+from conformance.history.workload import (
+    SCHEDULED_FAULT_KINDS,
+    AfterDelivery,
+    AfterMs,
+    MessageSpec,
+    ScheduledFault,
+    Workload,
+)
 from conformance.runner.run import (
     LOCAL_RETRY_QUIET_S,
     PULL_RETRY_QUIET_S,
@@ -156,3 +163,58 @@ def test_a_delayed_copy_falling_due_starts_the_quiet_period_again(monkeypatch):
     backend = DelayedUntil(started + 5 / 10)
     wait_until_quiet(backend, [], started, limit_s=10)
     assert time.monotonic() >= backend.due + quiet
+
+
+class DeliveringConsumer(FakeConsumer):
+    """Delivers m0 once as it starts (the count carried on from the consumer before it), and can be killed."""
+
+    def __enter__(self):
+        super().__enter__()
+        seen = self.seen.get("m0", 0)
+        self.seen["m0"] = seen + 1
+        message = {"msgId": "m0", "topic": self.topic, "queueId": 0, "reconsumeTimes": 0,
+                   "properties": {"UNIQ_KEY": "m0"}}
+        self.deliveries.append(Delivery(1, time.monotonic() * 1000, message, "CONSUME_SUCCESS", seen))
+        return self
+
+    def kill(self):
+        self.backend.log.append(("kill",))
+
+
+class SwitchedBackend(FaultyBackend):
+    """Takes the schedule's broker actions, logged with their time."""
+
+    def set_writeable(self, writeable):
+        self.log.append(("writeable", writeable, time.monotonic()))
+
+
+def run_scheduled(backend: FakeBackend, schedule: tuple, monkeypatch):
+    monkeypatch.setattr("conformance.runner.run.QUIET_S", 0.1)
+    monkeypatch.setattr("conformance.runner.schedule.RECOVERY_S", dict.fromkeys(SCHEDULED_FAULT_KINDS, 0.3))
+    workload = Workload((MessageSpec("m0"),), schedule=schedule)
+    return run_workload(lambda settings, workload: backend, workload, evolve(SETTINGS, group="g"), "i",
+                        open_client=lambda request, script, log_dir: DeliveringConsumer(backend, request.topic))
+
+
+def test_a_scheduled_client_kill_starts_the_client_again_after_its_duration_and_is_recorded(monkeypatch):
+    backend = FakeBackend([])
+    run = run_scheduled(backend, (ScheduledFault("client_kill", AfterDelivery("m0", 0), 400),), monkeypatch)
+    assert [entry for entry in backend.log if entry[0] != "produce"] == [("start",), ("kill",), ("start",),
+                                                                         ("stop",), ("read",)]
+    assert [(d.uniq_key, d.seen_before) for d in run.deliveries] == [("m0", 0), ("m0", 1)]
+    (event,) = run.faults
+    assert (event.kind, event.target) == ("client_kill", "after m0 delivery 0")
+    assert event.time_ms >= run.deliveries[0].time_ms and 400 <= event.end_ms - event.time_ms < 1000
+    assert run.deliveries[1].time_ms >= event.time_ms + 400  # the client was down for the duration
+    # The run waited the client's recovery after the fault ended.
+    assert run.ended_ms >= event.end_ms + 300
+
+
+def test_a_scheduled_broker_fault_is_undone_and_recorded_with_the_backends_faults_in_time_order(monkeypatch):
+    backend = SwitchedBackend([])
+    run = run_scheduled(backend, (ScheduledFault("broker_read_only", AfterMs(0), 300),), monkeypatch)
+    switched = [entry for entry in backend.log if entry[0] == "writeable"]
+    assert [entry[:2] for entry in switched] == [("writeable", False), ("writeable", True)]
+    assert switched[1][2] - switched[0][2] >= 0.3
+    assert [event.kind for event in run.faults] == ["broker_killed", "broker_read_only"]
+    assert run.faults[1].end_ms - run.faults[1].time_ms >= 300

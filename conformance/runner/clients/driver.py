@@ -31,6 +31,8 @@ from conformance.history.records import Delivery
 STOP_TIMEOUT_S = 25.0
 SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
 STDERR_TAIL = 2000
+# How long a kill waits for the killed process to be reaped.
+KILL_WAIT_S = 5.0
 
 
 def find_adapter_processes(marker: bytes, parent: int | None = None) -> list[int]:
@@ -95,6 +97,8 @@ class AdapterConsumer:
         self.log_dir = log_dir
         self.stderr_path: str | None = None
         self.process: subprocess.Popen | None = None
+        # Set once the harness killed the adapter (kill): what its pipes do after that is no error of the client.
+        self.dead = False
 
     def __enter__(self) -> AdapterConsumer:
         self.start()
@@ -149,7 +153,8 @@ class AdapterConsumer:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, ValueError, OSError) as error:
-            self.errors.append(f"send {message.get('type')}: {error}")
+            if not self.dead:
+                self.errors.append(f"send {message.get('type')}: {error}")
 
     def read_lines(self) -> None:
         for raw in self.process.stdout:
@@ -158,7 +163,8 @@ class AdapterConsumer:
                 self.transcript.append(("from-adapter", line))
                 self.lines.put(line)
             except json.JSONDecodeError:
-                self.errors.append(f"not a protocol line: {raw.strip()[:200]}")
+                if not self.dead:  # a line cut short by the kill
+                    self.errors.append(f"not a protocol line: {raw.strip()[:200]}")
         self.lines.put({"type": "eof"})
 
     def answer_loop(self) -> None:
@@ -216,9 +222,20 @@ class AdapterConsumer:
             self.kill()
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """SIGKILL the adapter's whole process group at once (the client persists nothing) and mark it dead; waits
+        at most KILL_WAIT_S for the process to be reaped, never hangs."""
+        self.dead = True
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
             os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=5.0)
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=KILL_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.errors.append(f"the adapter was not reaped within {KILL_WAIT_S} s of SIGKILL")
+        self.stopped.set()
 
     def wait_for(self, predicate: Callable[[list[Delivery]], bool], timeout_s: float) -> bool:
         """Poll the recorded deliveries until `predicate` holds (True) or `timeout_s` passes (False)."""

@@ -10,7 +10,13 @@ from types import SimpleNamespace
 
 from attrs import frozen
 
-from conformance.checker.checks import ONEWAY_FLAG, get_batch_verdict, get_orderly_retry_verdict, get_swallowed_keys
+from conformance.checker.checks import (
+    ONEWAY_FLAG,
+    TRACE_GRAIN_MS,
+    get_batch_verdict,
+    get_orderly_retry_verdict,
+    get_swallowed_keys,
+)
 from conformance.checker.differential import is_same_outcome, predict_with_group_max
 from conformance.checker.lifecycle import get_suspend_gaps
 from conformance.checker.mechanisms import (
@@ -22,7 +28,7 @@ from conformance.checker.mechanisms import (
     has_refused_send_back,
     is_orderly_raised_and_moved_on,
 )
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import Run
 from model.values.config import get_max_reconsume_times
 
@@ -65,6 +71,19 @@ def has_swallowed_null(run: Run, key: str) -> bool:
 def has_dropped_failed_send_back(run: Run, key: str) -> bool:
     """[CC-06] A send-back of `key` failed (error, no answer, refused) and the client sent no fallback."""
     return has_failed_send_back(run, key) and not has_fallback(run, key)
+
+
+def has_failure_in_flight_at_stop(run: Run, key: str) -> bool:
+    """[CC-06] The listener's last answer to `key` was a failure, no send-back named that copy, and the client was
+    stopped (UNREGISTER_CLIENT) after it: the failure never left the client, and the offset it persisted on the way
+    out moved past the message."""
+    seen = get_deliveries(run, key)
+    if not seen or run.workload.is_success(seen[-1].status):
+        return False
+    last = seen[-1]
+    sent = any(int(r.fields.get("offset", -1)) == last.message["commitLogOffset"]
+               for r in run.get_requests(CONSUMER_SEND_MSG_BACK))
+    return not sent and any(r.time_ms >= last.time_ms - TRACE_GRAIN_MS for r in run.get_requests(UNREGISTER_CLIENT))
 
 
 def has_refused_send_back_without_local_retry(run: Run, key: str) -> bool:
@@ -134,6 +153,8 @@ def has_twoway_offset_update(run: Run, key: str) -> bool:
     return key == "" and any(not r.flag & ONEWAY_FLAG for r in run.get_requests(UPDATE_CONSUMER_OFFSET))
 
 
+FAILURE_IN_FLIGHT_AT_STOP = Cause("a failure in flight when the client stopped: never sent back, its offset "
+                                  "persisted past it", has_failure_in_flight_at_stop)
 SEND_BACK_DROPPED = Cause("a failed send-back dropped: no fallback, no local retry", has_dropped_failed_send_back)
 EXCEPTION_SWALLOWED = Cause("a listener exception read as a success", has_swallowed_exception)
 ORDERLY_EXCEPTION_MOVED_ON = Cause("orderly: a listener exception read as a success, the queue moved on",

@@ -15,6 +15,7 @@ from attrs import frozen
 
 from conformance.checker.causes import (
     EXCEPTION_SWALLOWED,
+    FAILURE_IN_FLIGHT_AT_STOP,
     NULL_SWALLOWED,
     ORDERLY_EXCEPTION_MOVED_ON,
     RETRY_COPY_SWALLOWED,
@@ -164,17 +165,19 @@ DECLARED: tuple[Deviation, ...] = (
               causes=(Cause("dead-lettered at the group's retryMaxTimes", is_dead_lettered_at_group_max),)),
     Deviation("CC-06", CPP,
               "a send-back that fails (error response, timeout) is logged and ignored: no fallback send to "
-              "%RETRY%, no local retry; the offset moves past the message",
+              "%RETRY%, no local retry; the offset moves past the message. And a failure still in flight when the "
+              "client stops is never sent back while the offset persisted on the way out moves past it",
               SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
                   run, SEND_BACK_FAULT_KINDS),
-              causes=(SEND_BACK_DROPPED,)),
+              causes=(SEND_BACK_DROPPED, FAILURE_IN_FLIGHT_AT_STOP)),
     Deviation("SY-10", CPP,
               "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
                   run, SEND_BACK_FAULT_KINDS),
-              causes=(SEND_BACK_DROPPED, EXCEPTION_SWALLOWED, ORDERLY_EXCEPTION_MOVED_ON)),
+              causes=(SEND_BACK_DROPPED, EXCEPTION_SWALLOWED, ORDERLY_EXCEPTION_MOVED_ON,
+                      FAILURE_IN_FLIGHT_AT_STOP)),
     Deviation("CC-07", CPP,
               "with the broker not writeable the message is not kept for a local retry 5 s later",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import BrokerRead, Delivery, QueueRead, Run, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Fault, MessageSpec, Workload
 from model.values.message import compute_message_id
@@ -318,3 +318,26 @@ def test_a_message_the_broker_still_holds_is_indefinite_not_lost(_):
     found, problems = explained(run)
     assert found["SY-10"].status == "indefinite" and found["SY-10"].keys == ("m0",)
     assert [p for p in problems if "SY-10" in p] == []
+
+
+@once
+@given(st.just(None))
+def test_a_failure_in_flight_when_cpp_stopped_is_its_own_declared_cause(_):
+    """The CI run of 2026-11-27 (conformance-cpp, a restart after two deliveries): m0 and m1 both failed, only m1's
+    send-back went out before the client stopped, and the offset it persisted on the way out moved past m0. The
+    loss is cpp's CC-06 and SY-10 by the cause 'a failure in flight when the client stopped', not by a failed
+    send-back; without a stop after the failure, nothing explains it."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),
+                         MessageSpec("m1", "TagA", 0, ("RECONSUME_LATER",))), restart_after=2)
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER"), delivery(2, 1.0, "m1", 124, 0, "RECONSUME_LATER"),
+                  delivery(3, 1020.0, "m1", 300, 1, "CONSUME_SUCCESS", origin=124)]
+    stop = WireRequest(2.0, UNREGISTER_CLIENT, {"consumerGroup": SETTINGS.group})
+    requests = [send_back(2.0, 124), persist(2.0, 1, oneway=False), stop]
+    stored = [StoredCopy(2.0, 124, "m1", 1, "%RETRY%G", 3)]
+    run = run_of(workload, deliveries, requests, stored)
+    found, problems = explained(run)
+    assert [p for p in problems if "undeclared" in p] == [], problems
+    assert "a failure in flight when the client stopped" in found["SY-10"].cause
+    assert "a failure in flight when the client stopped" in found["CC-06"].cause
+    _found, problems = explained(evolve(run, requests=tuple(requests[:2])))
+    assert any(p.startswith("undeclared deviation of SY-10") for p in problems), problems

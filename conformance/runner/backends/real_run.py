@@ -143,11 +143,14 @@ class RealBackend:
 
     def kill_broker(self) -> None:
         """Fault: the real broker killed (SIGKILL). The proxy first stops listening on its broker port and closes every
-        client connection to it, so a client sees what a crash shows it: connections closed, connects refused."""
+        client connection to it, so a client sees what a crash shows it: connections closed, connects refused.
+        Returns once the process is gone and the name server has dropped its route."""
         self.proxy.close_endpoint("broker")
         self.broker.kill_broker()
         self.client.close()
         self.down.add("broker")
+        if "namesrv" not in self.down:  # the name server drops the route when the broker's connection closes
+            wait_for_route(self.broker.namesrv_addr, self.settings.topic, lambda perms: perms is None)
 
     def restart_broker(self) -> None:
         """The broker started again on its port and store (recovery after a crash); returns once it answers and its

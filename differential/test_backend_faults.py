@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.codec.codes import PULL_MESSAGE
 from conformance.codec.codes import ResponseCode as Rs
 from conformance.codec.message import decode_messages
 from conformance.history.records import RunSettings
@@ -123,7 +124,7 @@ def observe_name_server_and_permission(backend, address: str, settings: RunSetti
 def observe(backend, address: str, settings: RunSettings, durations: dict) -> dict:
     seen = observe_crash(backend, address, settings, durations)
     seen.update(observe_name_server_and_permission(backend, address, settings, durations))
-    pulls = [r for r in backend.get_requests() if r.code == 11]
+    pulls = [r for r in backend.get_requests() if r.code == PULL_MESSAGE]
     seen["pull connections unique"] = len({r.connection for r in pulls}) == len(pulls) == 3
     return seen
 

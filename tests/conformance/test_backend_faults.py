@@ -14,6 +14,7 @@ import contextlib
 
 import pytest
 
+from conformance.codec.codes import GET_ROUTEINFO_BY_TOPIC, PULL_MESSAGE
 from conformance.codec.codes import ResponseCode as Rs
 from conformance.codec.message import decode_messages
 from conformance.history.records import RunSettings
@@ -124,8 +125,7 @@ def test_a_stopped_name_server_refuses_then_answers_on_its_port(target):
 
 
 def get_route_perms_on(client: RemotingClient):
-    from conformance.codec.codes import GET_ROUTEINFO_BY_TOPIC
-
+    """A route request on an open connection (get_route_perms opens its own)."""
     return client.call(GET_ROUTEINFO_BY_TOPIC, {"topic": TOPIC})
 
 
@@ -154,7 +154,7 @@ def test_requests_stay_recorded_and_numbered_across_a_restart(target):
     backend.restart_broker()
     with BrokerClient(address) as client:
         client.pull(GROUP, TOPIC, 0, 0)
-    pulls = [r for r in backend.get_requests() if r.code == 11]
+    pulls = [r for r in backend.get_requests() if r.code == PULL_MESSAGE]
     assert [r.response_code for r in pulls] == [Rs.SUCCESS, Rs.SUCCESS]
     assert pulls[0].connection != pulls[1].connection
 

@@ -12,6 +12,10 @@ What the verdicts need and where it comes from on the real broker:
 - the workload's faults: the proxy injects them request by request with the model-backed server's own
   `FaultScript` (conformance/runner/faults.py), so the same workload, faults included, runs on both backends.
 
+- the fault schedule's actions (`set_writeable`, `kill_broker`, `restart_broker`, `stop_namesrv`, `start_namesrv`):
+  RocketMQ's own processes and brokerPermission, the proxy's endpoint closed while a process is down; `close()`
+  starts again whatever a run left stopped.
+
 Not available on the real broker: the model-backed server's findings (unsupported requests; the real broker answers
 them itself, so there are none).
 """

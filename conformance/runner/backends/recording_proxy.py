@@ -13,6 +13,11 @@ faults as the model-backed server does: a broker request the hook names a fault 
 answers it itself (`make_fault_answer`: the request's opaque, the fault's response code, a remark naming it) or
 never. The hook knows a send-back's message by its commit-log offset, which the proxy maps to the message key by
 the messages it has seen in PULL_MESSAGE answers.
+
+When the process behind an endpoint dies (a fault's kill or stop), the proxy closes that endpoint
+(`close_endpoint`: no listening, every client connection dropped) and opens it again on the same port after the
+restart (`open_endpoint`), so that a client sees what it would see with RocketMQ alone. A connection whose upstream
+closes is closed towards the client too.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import time
 
 from conformance.history.records import BrokerRead, FaultEvent, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
+from conformance.runner.backends import admin
 from conformance.runner.backends.broker_client import BrokerClient
 from conformance.runner.backends.broker_read import read_broker, read_settled
 from conformance.runner.faults import FaultScript
@@ -75,17 +76,38 @@ class ModelBackend:
     def get_requests(self) -> list[WireRequest]:
         """The client's requests in arrival order, each with the code of its response (None: unanswered)."""
         entries = self.runner.call(lambda: list(self.server.trace))
-        answers = {(e.peer, e.command.opaque): e.command.code for e in entries if e.direction == "out"}
-        connections: dict[str, int] = {}
+        answers = {(e.connection, e.command.opaque): e.command.code for e in entries if e.direction == "out"}
+        connections: dict[int, int] = {}
         requests = []
         for entry in entries:
             if entry.direction != "in" or entry.command.is_response or entry.peer in self.own_peers:
                 continue
-            connection = connections.setdefault(entry.peer, len(connections))
+            connection = connections.setdefault(entry.connection, len(connections))
             command = entry.command
             requests.append(WireRequest(self.started_ms + entry.at, command.code, dict(command.ext_fields or {}),
-                                        command.flag, answers.get((entry.peer, command.opaque)), connection))
+                                        command.flag, answers.get((entry.connection, command.opaque)), connection))
         return requests
+
+    def set_writeable(self, writeable: bool) -> None:
+        """Fault: the broker read-only (brokerPermission 4) or read-write (6) again; the route shows it at once."""
+        self.runner.call(self.server.set_broker_perm, admin.PERM_READ_WRITE if writeable else admin.PERM_READ)
+
+    def kill_broker(self) -> None:
+        """Fault: the broker killed (kill -9): its port closed, its connections dropped, the state only a 4.9.8 broker's
+        memory held lost (Server.kill_broker); the name server's routes show no broker until the restart."""
+        self.runner.run(self.server.kill_broker)
+
+    def restart_broker(self) -> None:
+        """The killed broker listening again on the same port, with its store (Server.restart_broker)."""
+        self.runner.run(self.server.restart_broker)
+
+    def stop_namesrv(self) -> None:
+        """Fault: the name server stopped: its port closed, its connections dropped."""
+        self.runner.run(self.server.stop_namesrv)
+
+    def start_namesrv(self) -> None:
+        """The name server listening again on the same port; routes answer at once."""
+        self.runner.run(self.server.start_namesrv)
 
     def get_stored_copies(self) -> list[StoredCopy]:
         """What each send-back stored, and each fallback send to %RETRY% (no offset: it carries the message)."""

@@ -12,6 +12,10 @@ What the verdicts need and where it comes from on the real broker:
 - the workload's faults: the proxy injects them request by request with the model-backed server's own
   `FaultScript` (conformance/runner/faults.py), so the same workload, faults included, runs on both backends.
 
+- the fault schedule's actions (`set_writeable`, `kill_broker`, `restart_broker`, `stop_namesrv`, `start_namesrv`):
+  RocketMQ's own processes and brokerPermission, the proxy's endpoint closed while a process is down; `close()`
+  starts again whatever a run left stopped.
+
 Not available on the real broker: the model-backed server's findings (unsupported requests; the real broker answers
 them itself, so there are none).
 """
@@ -35,9 +39,11 @@ from conformance.runner.backends.broker_read import (
     read_settled,
 )
 from conformance.runner.backends.recording_proxy import RecordingProxy
+from conformance.runner.backends.route import wait_for_route
 from conformance.runner.faults import FAULT_ANSWERS, FaultScript
 
 SEND_MESSAGES = (10, 310)
+REGISTER_LIMIT_S = 30.0  # a restarted broker registers at its start; a forced registration waits up to 6 s
 PENDING_MS = 1500  # every level of the settings table is 1 s; a parked copy younger than this may still move
 
 
@@ -73,6 +79,8 @@ class RealBackend:
         # As after an earlier heartbeat of the group (the model-backed server's `groups` setting): a client asks for
         # the retry topic's route before its first heartbeat and re-balances only every 20 s.
         admin.create_topic(self.client, f"%RETRY%{settings.group}", 1)
+        # The processes a fault stopped (kill_broker, stop_namesrv) and not yet started again; close() starts them.
+        self.down: set[str] = set()
         # A real fault: brokerPermission for the whole run (4: read-only), restored by close().
         admin.update_broker_config(self.client, brokerPermission=perm)
 
@@ -131,8 +139,60 @@ class RealBackend:
         admin.update_broker_config(self.client, brokerPermission=admin.PERM_READ_WRITE)
         return read_settled(lambda: read_broker(self.client, self.settings.group, self.settings.topic, self.marks))
 
+    def set_writeable(self, writeable: bool) -> None:
+        """Fault: brokerPermission 4 (read-only) or 6 again. The broker re-registers at once (AdminBrokerProcessor
+        4.9.8's updateBrokerConfig calls registerBrokerAll for brokerPermission); returns once the name server's
+        route of the run's topic shows the permission."""
+        perm = admin.PERM_READ_WRITE if writeable else admin.PERM_READ
+        admin.update_broker_config(self.client, brokerPermission=perm)
+        wait_for_route(self.broker.namesrv_addr, self.settings.topic, lambda perms: set(perms or [0]) == {perm})
+
+    def kill_broker(self) -> None:
+        """Fault: the real broker killed (SIGKILL). The proxy first stops listening on its broker port and closes every
+        client connection to it, so a client sees what a crash shows it: connections closed, connects refused.
+        Returns once the process is gone and the name server has dropped its route."""
+        self.proxy.close_endpoint("broker")
+        self.broker.kill_broker()
+        self.client.close()
+        self.down.add("broker")
+        if "namesrv" not in self.down:  # the name server drops the route when the broker's connection closes
+            wait_for_route(self.broker.namesrv_addr, self.settings.topic, lambda perms: perms is None)
+
+    def restart_broker(self) -> None:
+        """The broker started again on its port and store (recovery after a crash); returns once it answers and its
+        route is registered again (it registers at its start), then the proxy listens on its broker port again."""
+        self.broker.start_broker()
+        self.client = BrokerClient(self.broker.broker_addr)
+        self.down.discard("broker")
+        if "namesrv" not in self.down:
+            wait_for_route(self.broker.namesrv_addr, self.settings.topic, bool, REGISTER_LIMIT_S)
+        self.proxy.open_endpoint("broker")
+
+    def stop_namesrv(self) -> None:
+        """Fault: the name server stopped (SIGTERM); the proxy closes its name-server port and connections too."""
+        self.proxy.close_endpoint("namesrv")
+        self.broker.stop_namesrv()
+        self.down.add("namesrv")
+
+    def start_namesrv(self) -> None:
+        """The name server started again on its port. A 4.9.8 broker registers every 30 s; instead of waiting, the
+        harness makes it register now: UPDATE_BROKER_CONFIG with its own brokerPermission (registerBrokerAll, forced).
+        Returns once the route of the run's topic answers, with the proxy listening again."""
+        self.broker.start_namesrv()
+        self.down.discard("namesrv")
+        if "broker" not in self.down:
+            perm = admin.get_broker_config(self.client)["brokerPermission"]
+            admin.update_broker_config(self.client, brokerPermission=perm)
+            wait_for_route(self.broker.namesrv_addr, self.settings.topic, bool, REGISTER_LIMIT_S)
+        self.proxy.open_endpoint("namesrv")
+
     def close(self) -> None:
+        """The session's broker as the run found it: name server and broker running, read-write."""
         try:
+            if "namesrv" in self.down:
+                self.start_namesrv()
+            if "broker" in self.down:
+                self.restart_broker()
             admin.update_broker_config(self.client, brokerPermission=admin.PERM_READ_WRITE)
         finally:
             self.client.close()

@@ -13,6 +13,11 @@ faults as the model-backed server does: a broker request the hook names a fault 
 answers it itself (`make_fault_answer`: the request's opaque, the fault's response code, a remark naming it) or
 never. The hook knows a send-back's message by its commit-log offset, which the proxy maps to the message key by
 the messages it has seen in PULL_MESSAGE answers.
+
+When the process behind an endpoint dies (a fault's kill or stop), the proxy closes that endpoint
+(`close_endpoint`: no listening, every client connection dropped) and opens it again on the same port after the
+restart (`open_endpoint`), so that a client sees what it would see with RocketMQ alone. A connection whose upstream
+closes is closed towards the client too.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from conformance.codec.message import decode_messages, encode_messages
 from conformance.codec.remoting import FrameError, RemotingCommand, decode_frame, encode_frame, read_frame
 from conformance.history.records import WireRequest
 from conformance.runner.faults import KeyOfOffset, make_fault_answer
+from conformance.runner.server.listener import close_listener, listen
 
 CALL_TIMEOUT = 10.0
 # (request, the key of a commit-log offset, now in ms) -> the fault kind that hits the request, or None.
@@ -58,7 +64,10 @@ class RecordingProxy:
         self.connections = itertools.count()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rmqspec-proxy", daemon=True)
-        self.servers: list = []
+        self.servers: dict = {}
+        self.ports: dict[str, int] = {}
+        # Per endpoint, the writers of the clients' connections (closed when the endpoint closes).
+        self.writers: dict[str, set] = {"namesrv": set(), "broker": set()}
         self.tasks: set = set()
 
     def start(self) -> RecordingProxy:
@@ -68,13 +77,36 @@ class RecordingProxy:
 
     async def _start(self) -> None:
         for endpoint in ("namesrv", "broker"):
-            server = await asyncio.start_server(lambda r, w, e=endpoint: self._serve(r, w, e), "127.0.0.1", 0)
-            self.servers.append(server)
-            setattr(self, f"{endpoint}_addr", f"127.0.0.1:{server.sockets[0].getsockname()[1]}")
+            await self._listen(endpoint, 0)
+            setattr(self, f"{endpoint}_addr", f"127.0.0.1:{self.ports[endpoint]}")
+
+    async def _listen(self, endpoint: str, port: int) -> None:
+        server = await listen(lambda r, w, e=endpoint: self._serve(r, w, e), port)
+        self.servers[endpoint], self.ports[endpoint] = server, server.sockets[0].getsockname()[1]
+
+    def close_endpoint(self, endpoint: str) -> None:
+        """Stop listening for `endpoint` and drop every client connection to it, as when the process behind it dies:
+        a client sees its connection closed and a new connect refused (until `open_endpoint`)."""
+        async def close():
+            server = self.servers.pop(endpoint, None)
+            if server is not None:
+                await close_listener(server)
+            for writer in list(self.writers[endpoint]):
+                writer.transport.abort()
+        self.call_async(close)
+
+    def open_endpoint(self, endpoint: str) -> None:
+        """Listen for `endpoint` again on its port; each new client connection opens its own upstream one."""
+        if endpoint not in self.servers:
+            self.call_async(lambda: self._listen(endpoint, self.ports[endpoint]))
+
+    def call_async(self, coroutine_function: Callable):
+        """`await coroutine_function()` on the proxy's loop; its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine_function(), self.loop).result(CALL_TIMEOUT)
 
     def stop(self) -> None:
         async def close():
-            for server in self.servers:
+            for server in self.servers.values():
                 server.close()
             for task in list(self.tasks):
                 task.cancel()
@@ -104,8 +136,12 @@ class RecordingProxy:
         self.stop()
 
     async def _serve(self, reader, writer, endpoint: str) -> None:
+        if endpoint not in self.servers:  # accepted just before the endpoint closed
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         self.tasks.add(task)
+        self.writers[endpoint].add(writer)
         host, port = self.upstream[endpoint].rsplit(":", 1)
         connection, pending = next(self.connections), {}
         try:
@@ -113,6 +149,7 @@ class RecordingProxy:
         except OSError:
             writer.close()
             self.tasks.discard(task)
+            self.writers[endpoint].discard(writer)
             return
         pumps = [asyncio.ensure_future(self._requests(reader, writer, up_writer, endpoint, connection, pending)),
                  asyncio.ensure_future(self._responses(up_reader, writer, endpoint, pending))]
@@ -124,6 +161,7 @@ class RecordingProxy:
             writer.close()
             up_writer.close()
             self.tasks.discard(task)
+            self.writers[endpoint].discard(writer)
 
     async def _requests(self, reader, writer, up_writer, endpoint: str, connection: int, pending: dict) -> None:
         """Record each request and forward it upstream; one the fault hook names is answered here, or never."""

@@ -13,7 +13,7 @@ import immutables
 from conformance.codec.message import StoredMessage, create_message_id
 from conformance.runner.settings import BrokerSettings
 from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset
-from model.broker.delay_timer import get_level_offset, get_next_schedule_time, on_schedule_timer
+from model.broker.delay_timer import get_level_offset, get_next_schedule_time, on_broker_restart, on_schedule_timer
 from model.broker.locks import on_lock_batch, on_unlock_batch
 from model.broker.pull_handler import get_broker_pull, get_pull_refusal
 from model.broker.retry_send import on_broker_send_retry_message, on_send_message
@@ -32,8 +32,17 @@ from model.values.message import (
 )
 
 PROPERTY_TAGS = "TAGS"
+# BrokerController 4.9.8 persists the consumer offsets (consumerOffset.json) 10 s after its start, then every
+# flushConsumerOffsetInterval (5 s by default): scheduleAtFixedRate(consumerOffsetManager::persist, 10000, 5000).
+OFFSET_FLUSH_FIRST_MS, OFFSET_FLUSH_INTERVAL_MS = 10_000, 5_000
 SCHEDULE_TOPIC_QUEUE_NUM = 18
 MODEL_ID_HOST = compute_message_id(0)[:16]
+
+
+def get_last_offset_flush(started_at: int, until: int) -> int | None:
+    """When a broker started at `started_at` last persisted its consumer offsets, at or before `until`."""
+    first = started_at + OFFSET_FLUSH_FIRST_MS
+    return None if until < first else until - (until - first) % OFFSET_FLUSH_INTERVAL_MS
 
 
 def get_subscribed_tags(expression: str) -> frozenset | None:
@@ -60,6 +69,11 @@ class BrokerAdapter:
     # What each successful send to a %RETRY% topic stored (a Java client's fallback after a failed send-back,
     # DefaultMQPushConsumerImpl.sendMessageBack): (model time, the copy).
     retry_sent: list = attrs.field(factory=list)
+    # When the broker (re)started and its consumer offsets as last persisted (consumerOffset.json), with when they
+    # last changed: what a crash keeps of them (`crash`).
+    started_at: int = 0
+    flushed_offsets: immutables.Map = attrs.field(factory=immutables.Map)
+    offsets_changed_at: int = 0
 
     def ensure_topic(self, topic: str) -> TopicConfig:
         existing = self.broker.topics.get(topic)
@@ -145,8 +159,33 @@ class BrokerAdapter:
         low = self.min_offset(topic, queue_id)
         return on_query_consumer_offset(self.broker, group, topic, queue_id, low)
 
-    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int, now: int = 0) -> None:
+        """A committed offset (UPDATE_CONSUMER_OFFSET, a pull's commitOffset) at model time `now`."""
+        self.sync_flushed_offsets(now - 1)
         self.broker = commit_offset(self.broker, group, topic, queue_id, offset)
+        self.offsets_changed_at = max(self.offsets_changed_at, now)
+
+    def sync_flushed_offsets(self, until: int) -> None:
+        """Bring `flushed_offsets` up to the broker's last offset flush at or before `until`: a flush since the
+        offsets last changed wrote them as they are (a flush in the ms of a change sees it)."""
+        last = get_last_offset_flush(self.started_at, until)
+        if last is not None and last >= self.offsets_changed_at:
+            self.flushed_offsets = self.broker.consumer_offsets
+
+    def crash(self, now: int) -> None:
+        """The broker killed at `now` (kill -9): the consumer offsets fall back to the last flushed ones and the
+        queue locks (RebalanceLockManager, memory only) are gone; the store, topics and groups (persisted on each
+        change) stay. The delay offsets not yet flushed are lost at the restart (`restart`)."""
+        self.sync_flushed_offsets(now)
+        self.broker = attrs.evolve(self.broker, consumer_offsets=self.flushed_offsets, queue_locks=immutables.Map())
+
+    def restart(self, now: int) -> None:
+        """The killed broker started again at `now` on its store: the delay timer resumes from its flushed offsets
+        (on_broker_restart, DT-09: the copies delivered since the last flush are delivered again), the consumer
+        offsets are those loaded from consumerOffset.json, the offset flush restarts its schedule."""
+        self.broker = on_broker_restart(self.broker, self.config, now, graceful=False)
+        self.started_at, self.offsets_changed_at = now, now
+        self.flushed_offsets = self.broker.consumer_offsets
 
     def lock(self, group: str, queues, client_id: str, now: int) -> list[tuple[str, int]]:
         result = on_lock_batch(self.broker, group, [MessageQueue(t, q) for t, q in queues], client_id, now)

@@ -24,6 +24,7 @@ from conformance.codec.remoting import (
 )
 from conformance.runner.server.broker_adapter import BrokerAdapter, create_broker_adapter
 from conformance.runner.server.handlers import HANDLERS, describe_body
+from conformance.runner.server.listener import close_listener, listen
 from conformance.runner.settings import BrokerSettings, Faults
 
 
@@ -37,6 +38,7 @@ class TraceEntry:
     peer: str
     command: RemotingCommand
     raw: bytes = b""  # the frame's bytes as received (inbound only)
+    connection: int = -1  # the connection's number, unique over the server's life (restarts included)
 
 
 @attrs.define(eq=False)
@@ -50,9 +52,16 @@ class Server:
     namesrv_addr: str = ""
     broker_addr: str = ""
     _started: float = 0.0
-    _servers: list = attrs.field(factory=list)
-    _writers: set = attrs.field(factory=set)
+    # Per endpoint ("namesrv", "broker"): its listening server (None while stopped), port, open connections and
+    # the answers being computed on them.
+    _servers: dict = attrs.field(factory=dict)
+    _ports: dict = attrs.field(factory=dict)
+    _writers: dict = attrs.field(factory=lambda: {"namesrv": set(), "broker": set()})
+    _answering: dict = attrs.field(factory=lambda: {"namesrv": set(), "broker": set()})
     _tasks: set = attrs.field(factory=set)
+    _connections: int = 0
+    # The endpoints stopped by a fault (kill_broker, stop_namesrv) and not yet started again.
+    down: set = attrs.field(factory=set)
     _changed: asyncio.Future | None = None
 
     def __attrs_post_init__(self):
@@ -63,10 +72,8 @@ class Server:
         self._started = time.monotonic()
         self.adapter.epoch_ms = int(time.time() * 1000)
         for endpoint in ("namesrv", "broker"):
-            server = await asyncio.start_server(
-                lambda r, w, e=endpoint: self._serve(r, w, e), host="127.0.0.1", port=0)
-            self._servers.append(server)
-            port = server.sockets[0].getsockname()[1]
+            await self.open_endpoint(endpoint, 0)
+            port = self._ports[endpoint]
             setattr(self, f"{endpoint}_addr", f"127.0.0.1:{port}")
             if endpoint == "broker":
                 self.adapter.store_host = ("127.0.0.1", port)
@@ -74,15 +81,11 @@ class Server:
         return self
 
     async def stop(self) -> None:
-        for server in self._servers:
-            server.close()
-        for writer in list(self._writers):
-            writer.close()
+        for endpoint in ("namesrv", "broker"):
+            await self.close_endpoint(endpoint)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for server in self._servers:
-            await server.wait_closed()
 
     async def __aenter__(self) -> Server:
         return await self.start()
@@ -97,8 +100,11 @@ class Server:
         return bool(topic) and not topic.startswith(("%RETRY%", "%DLQ%"))
 
     def advance(self) -> int:
-        """Let the model's delay timer fire at every due time up to now, in order; return now."""
+        """Let the model's delay timer fire at every due time up to now, in order (not while the broker is killed);
+        return now."""
         now = self.now()
+        if "broker" in self.down:
+            return now
         while (due := self.adapter.next_timer_due()) is not None and due <= now:
             if self.adapter.fire_timer(due):
                 self.notify_store_changed()
@@ -127,36 +133,42 @@ class Server:
                 pass
             self.advance()
 
-    def _spawn(self, coroutine) -> asyncio.Task:
+    def _spawn(self, coroutine, endpoint: str | None = None) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        for tasks in (self._tasks, *([self._answering[endpoint]] if endpoint else [])):
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
         return task
 
-    def _record(self, endpoint: str, direction: str, peer: str, command: RemotingCommand, raw: bytes = b"") -> None:
-        self.trace.append(TraceEntry(self.now(), endpoint, direction, peer, command, raw))
+    def _record(self, endpoint: str, direction: str, peer: tuple[str, int], command: RemotingCommand,
+                raw: bytes = b"") -> None:
+        self.trace.append(TraceEntry(self.now(), endpoint, direction, peer[0], command, raw, peer[1]))
 
     async def _serve(self, reader, writer, endpoint: str) -> None:
-        self._writers.add(writer)
+        if endpoint in self.down:  # accepted just before the endpoint closed
+            writer.transport.abort()
+            return
+        self._writers[endpoint].add(writer)
         host, port = writer.get_extra_info("peername")[:2]
-        peer, lock = f"{host}:{port}", asyncio.Lock()
+        self._connections += 1
+        peer, lock = (f"{host}:{port}", self._connections), asyncio.Lock()
         try:
             while True:
                 raw = await read_frame(reader)
                 command = decode_frame(raw)
                 self._record(endpoint, "in", peer, command, raw)
                 if not command.is_response:
-                    self._spawn(self._answer(command, writer, lock, endpoint, peer))
+                    self._spawn(self._answer(command, writer, lock, endpoint, peer), endpoint)
         except (asyncio.IncompleteReadError, ConnectionError, FrameError) as error:
             if isinstance(error, FrameError):
                 self.findings.append({"kind": "bad-frame", "endpoint": endpoint, "error": str(error)})
         finally:
-            self._writers.discard(writer)
+            self._writers[endpoint].discard(writer)
             writer.close()
 
-    async def _answer(self, request: RemotingCommand, writer, lock, endpoint: str, peer: str) -> None:
+    async def _answer(self, request: RemotingCommand, writer, lock, endpoint: str, peer: tuple[str, int]) -> None:
         response = await self.dispatch(request, endpoint)
-        if response is None or request.is_oneway:
+        if response is None or request.is_oneway or writer.is_closing():
             return
         async with lock:
             self._record(endpoint, "out", peer, response)
@@ -183,6 +195,52 @@ class Server:
     def set_broker_perm(self, perm: int) -> None:
         """Fault hook: make the broker read-only (perm 4) or writeable again (6); the route shows it too."""
         self.adapter.set_perm(perm)
+
+    async def open_endpoint(self, endpoint: str, port: int | None = None) -> None:
+        """Listen for `endpoint` ("namesrv" or "broker") on `port` (0: a fresh one; None: the port it had)."""
+        port = self._ports.get(endpoint, 0) if port is None else port
+        server = await listen(lambda r, w, e=endpoint: self._serve(r, w, e), port)
+        self._servers[endpoint], self._ports[endpoint] = server, server.sockets[0].getsockname()[1]
+        self.down.discard(endpoint)
+
+    async def close_endpoint(self, endpoint: str) -> None:
+        """Stop listening for `endpoint` and drop its connections abruptly, as when its process dies: each client
+        sees its connection closed, a new connect is refused; the answers being computed on them are dropped."""
+        self.down.add(endpoint)
+        server = self._servers.pop(endpoint, None)
+        if server is not None:
+            await close_listener(server)
+        for writer in list(self._writers[endpoint]):
+            writer.transport.abort()
+        tasks = list(self._answering[endpoint])
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def kill_broker(self) -> None:
+        """Fault: the broker killed (kill -9). Its port closes, its connections drop, and the model's broker loses
+        what a 4.9.8 broker keeps only in memory (BrokerAdapter.crash): consumer offsets and delay offsets not yet
+        flushed, queue locks, registered consumers. The store is kept. The delay timer stops until the restart."""
+        self.advance()
+        await self.close_endpoint("broker")
+        self.adapter.crash(self.now())
+        self.consumers.clear()
+
+    async def restart_broker(self) -> None:
+        """The killed broker started again on its port and store (BrokerAdapter.restart: the delay timer resumes
+        from its flushed offsets)."""
+        self.adapter.restart(self.now())
+        await self.open_endpoint("broker")
+        self.notify_store_changed()
+
+    async def stop_namesrv(self) -> None:
+        """Fault: the name server stopped; its port closes and its connections drop."""
+        await self.close_endpoint("namesrv")
+
+    async def start_namesrv(self) -> None:
+        """The name server started again on its port; it answers routes at once (the model's route is the broker's
+        own state: no registration to wait for)."""
+        await self.open_endpoint("namesrv")
 
 
 def start_server(settings: BrokerSettings | None = None, faults: Faults | None = None) -> Server:

@@ -41,8 +41,10 @@ def ok(request: RemotingCommand, ext_fields: dict | None = None, body: bytes = b
 
 async def get_route(server, request: RemotingCommand) -> RemotingCommand:
     topic = request.header("topic", "")
-    config = server.adapter.broker.topics.get(topic)
-    if config is None and server.settings_allow_auto_create(topic):
+    # A killed broker's connection to the name server closes: RocketMQ's name server drops its routes at once
+    # (BrokerHousekeepingService.onChannelClose); the restarted broker registers them again at its start.
+    config = None if "broker" in server.down else server.adapter.broker.topics.get(topic)
+    if config is None and server.settings_allow_auto_create(topic) and "broker" not in server.down:
         config = server.adapter.ensure_topic(topic)
     if config is None:
         return make_response(request, Rs.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {topic}")
@@ -95,7 +97,7 @@ async def query_consumer_offset(server, request: RemotingCommand) -> RemotingCom
 
 async def update_consumer_offset(server, request: RemotingCommand) -> RemotingCommand:
     server.adapter.commit_offset(request.header("consumerGroup", ""), *queue_of(request),
-                                 int(request.header("commitOffset", "0")))
+                                 int(request.header("commitOffset", "0")), server.now())
     return ok(request)
 
 
@@ -152,7 +154,7 @@ async def pull_message(server, request: RemotingCommand) -> RemotingCommand:
     flags, offset = int(request.header("sysFlag", "0")), int(request.header("queueOffset", "0"))
     commit = optional_int(request.ext_fields, "commitOffset")
     if flags & PULL_FLAG_COMMIT_OFFSET and commit is not None and commit >= 0:
-        server.adapter.commit_offset(group, topic, queue_id, commit)
+        server.adapter.commit_offset(group, topic, queue_id, commit, server.now())
     suspend = int(request.header("suspendTimeoutMillis", "0")) if flags & PULL_FLAG_SUSPEND else 0
     deadline = server.now() + suspend
     while True:

@@ -30,6 +30,10 @@ class ServerThread:
             return function(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
 
+    def run(self, coroutine_function, *args, timeout: float = CALL_TIMEOUT):
+        """`await coroutine_function(*args)` on the server's loop; its result within `timeout` seconds."""
+        return asyncio.run_coroutine_threadsafe(coroutine_function(*args), self.loop).result(timeout)
+
     def stop(self) -> None:
         try:
             if self.thread.is_alive():

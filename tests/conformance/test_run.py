@@ -12,8 +12,8 @@ from attrs import evolve
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.harness import SETTINGS
 from conformance.history.records import BrokerRead, FaultEvent, QueueRead, WireRequest
-from conformance.history.workload import MessageSpec, Workload
 from conformance.history.timers import ALI_ONS, CPP, JAVA, SLACK_MS
+from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.run import get_failure_wait_end_s, run_workload, wait_until_quiet
 
 pytestmark = pytest.mark.timeout(60)

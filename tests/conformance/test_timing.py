@@ -4,6 +4,7 @@ lateness and indefinite decisions it drives (SY-06, SY-10), on hand-written hist
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from attrs import evolve, fields
@@ -152,3 +153,11 @@ def test_a_retry_held_when_the_run_ended_past_its_bound_is_late():
 def test_a_retry_nothing_holds_when_the_run_ended_is_lost_not_late():
     run = held_at_end(ended_ms=41000.0, held=False)
     assert (get_observed_fates(run)["m0"].fate, get_late_retries(run)) == ("lost", [])
+
+
+def test_the_spec_states_every_timer_the_harness_applies_with_its_source():
+    """spec/11-guarantees.md (beside SY-06) lists each client's timers as timers.py holds them."""
+    chapter = (Path(__file__).resolve().parents[2] / "spec" / "11-guarantees.md").read_text(encoding="utf-8")
+    missing = [(timers.name, field.name) for timers in CLIENTS.values() for field in fields(ClientTimers)[2:]
+               if f"]({getattr(timers, field.name).source})" not in chapter]
+    assert missing == []

@@ -134,8 +134,9 @@ def test_java_with_a_faulted_send_back_on_the_real_broker(rocketmq, kind, tmp_pa
     when the send-back is never answered — and consumes m0 again from the stored copy; no verdict deviates.
 
     Measured with send_back_timeout: the timeout unregisters the consumer until its next heartbeat
-    (get_unregistered_pulls), so the copy is consumed up to 30 s after it is due, which the model does not predict
-    (SY-06 late): then judge_run's one problem is that lateness, and the redelivery follows the heartbeat."""
+    (get_unregistered_pulls), so the copy is consumed up to 30 s after it is due. The client's timers allow that
+    (conformance/history/timers.py: a heartbeat and a pull back-off after the first refused pull), so the reference
+    conforms, SY-06 included, and the redelivery follows the heartbeat."""
     workload = SEND_BACK_FAULTED[kind]
     group, instance = get_fresh_names(f"f{kind[10:13]}")
     settings = evolve(SETTINGS, group=group, topic=f"T_{group}")
@@ -147,17 +148,16 @@ def test_java_with_a_faulted_send_back_on_the_real_broker(rocketmq, kind, tmp_pa
     unregistered = get_unregistered_pulls(run, send_back)
     print(f"{kind}: send-back at {send_back.time_ms:.0f} ms, fallbacks at {[round(r.time_ms) for r in fallbacks]}, "
           f"deliveries at {[round(d.time_ms) for d in run.deliveries]}, SUBSCRIPTION_NOT_EXIST pulls "
-          f"{[round(r.time_ms) for r in unregistered]}; problems {problems}; verdicts {verdicts}")
+          f"{[round(r.time_ms) for r in unregistered]}, run ended at {run.ended_ms:.0f} ms; problems {problems}; "
+          f"verdicts {verdicts}")
     assert [(f.kind, f.target, f.time_ms) for f in run.faults] == [(kind, "m0#0", send_back.time_ms)]
     assert send_back.response_code == (1 if kind == "send_back_error" else None)
     assert [r.response_code for r in fallbacks] == [0]
     assert [(c.path, c.key, c.reconsume_times) for c in run.stored] == [("fallback", "m0", 1)]
     assert [d.reconsume_times for d in run.deliveries] == [0, 1]
-    if not unregistered:
-        assert (problems, {rule for rule, status in verdicts.items() if status == "deviates"}) == ([], set())
-        assert verdicts.get("CC-06") == "conforms", verdicts
-        return
-    assert kind == "send_back_timeout" and len(problems) == 1, problems
-    assert problems[0].startswith("undeclared deviation of SY-06 by ('rocketmq-client-java', '4.9.8') for m0")
-    heartbeats = [r.time_ms for r in run.get_requests(HEART_BEAT) if r.time_ms > unregistered[-1].time_ms]
-    assert heartbeats and heartbeats[0] < run.deliveries[1].time_ms
+    assert (problems, {rule for rule, status in verdicts.items() if status == "deviates"}) == ([], set())
+    assert verdicts.get("CC-06") == "conforms" and verdicts.get("SY-06") == "conforms", verdicts
+    if unregistered:
+        assert kind == "send_back_timeout"
+        heartbeats = [r.time_ms for r in run.get_requests(HEART_BEAT) if r.time_ms > unregistered[-1].time_ms]
+        assert heartbeats and heartbeats[0] < run.deliveries[1].time_ms

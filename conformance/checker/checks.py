@@ -7,13 +7,15 @@ from conformance.checker.observe import compute_delays_ms
 from conformance.checker.predict import SEND_BACK_FIELDS, Prediction
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import Run
+from conformance.history.timers import SLACK_MS, get_disturbances, get_latest_ms
 
 ONEWAY_FLAG = 2  # RemotingCommand's RPC_ONEWAY bit
 
 # A retry is due `delay` after its send-back; it must reach the listener within this much more: the model-backed
 # broker wakes a held pull when the delayed copy is stored, so this covers the delay timer's 100 ms tick, the
-# client's pull and the adapter's round trip, with room for a loaded 2-core machine.
-LATE_BOUND_MS = 3000
+# client's pull and the adapter's round trip, with room for a loaded 2-core machine. After a fault (or a sign of one
+# on the wire) the client's timers may hold it up longer: conformance/history/timers.py's get_latest_ms.
+LATE_BOUND_MS = SLACK_MS
 
 # The server's trace keeps whole model milliseconds (truncated): a send-back a fast client makes in the millisecond
 # of its delivery may carry an earlier time than the delivery the driver recorded.
@@ -173,17 +175,35 @@ def get_restart_gap(run: Run) -> tuple[float, float] | None:
     return stops[0], pulls[0] if pulls else float("inf")
 
 def get_late_retries(run: Run) -> list[tuple[str, str]]:
-    """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS; one due while a restarted client
-    was away is due when it pulls again."""
+    """[SY-06] Retries that reached the listener later than due + LATE_BOUND_MS, or — after a fault or a sign of one
+    on the wire — than the client's timers allow (timers.get_latest_ms); and retries the broker still held when the
+    run ended past that bound (before it, such a message is indefinite, SY-10). One due while a restarted client was
+    away is due when it pulls again."""
     delays = compute_delays_ms(run.settings.message_delay_level)
     due_by_copy = {(c.key, c.reconsume_times): c.time_ms + delays[c.delay_level - 1]
                    for c in run.stored if not c.topic.startswith("%DLQ%") and c.delay_level > 0}
-    gap = get_restart_gap(run)
+    gap, disturbances = get_restart_gap(run), get_disturbances(run.client, run.faults, run.requests)
     late = []
     for d in run.deliveries:
         due = due_by_copy.pop((d.uniq_key, d.reconsume_times), None)
         if due is not None and gap is not None and due < gap[1] and d.time_ms >= gap[0]:
             due = gap[1]  # due before the second instance pulled, delivered by it
-        if due is not None and d.time_ms > due + LATE_BOUND_MS:
+        if due is not None and d.time_ms > get_latest_ms(due, disturbances):
             late.append((d.uniq_key, f"{d.uniq_key} r={d.reconsume_times} at +{d.time_ms - due:.0f} ms after due"))
+    return late + get_late_at_end(run, due_by_copy, disturbances)
+
+
+def get_late_at_end(run: Run, due_by_copy: dict, disturbances: list) -> list[tuple[str, str]]:
+    """[SY-06] The retries never delivered (`due_by_copy`: (key, reconsumeTimes) -> due ms) that the broker still
+    held when the run ended (Run.final) although their latest time had passed (Run.ended_ms)."""
+    pending = run.final.get_pending_keys() if run.final is not None else set()
+    shown = {}
+    for d in run.deliveries:
+        shown[d.uniq_key] = max(shown.get(d.uniq_key, -1), d.reconsume_times)
+    late = []
+    for (key, times), due in sorted(due_by_copy.items()):
+        latest = get_latest_ms(due, disturbances)
+        if key in pending and shown.get(key, -1) < times and run.ended_ms > latest:
+            late.append((key, f"{key} r={times} not delivered when the run ended, {run.ended_ms - due:.0f} ms "
+                              f"after due ({latest - due:.0f} ms allowed)"))
     return late

@@ -4,7 +4,8 @@ the final read of the broker. Each function is a mechanism a verdict or a declar
 A message's fate is one of FATES: consumed (its listener's last answer was a success and that copy was not sent back
 after it), dead-lettered (a copy in %DLQ%), indefinite (not yet either, but the broker still holds a copy the group
 can consume: the run ended before the client could have come back to it — Jepsen's :info), or lost (none of these:
-nothing is left anywhere that could still deliver it).
+nothing is left anywhere that could still deliver it). An indefinite retry whose latest time by the client's timers
+had passed when the run ended (history/timers.py) is also late: SY-06's, checks.get_late_retries.
 """
 
 from __future__ import annotations

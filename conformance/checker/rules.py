@@ -42,7 +42,8 @@ JUDGED: dict[str, str] = {
              "given up nor dead-lettered (the final read included)",
     "SY-04": "properties' Ledger over the offsets sent",
     "SY-05": "properties' Ledger; fates against the model",
-    "SY-06": "properties' Ledger; retries no later than due + LATE_BOUND_MS",
+    "SY-06": "properties' Ledger; retries no later than due + LATE_BOUND_MS, or the client's recovery bound "
+             "after a fault (history/timers.py)",
     "SY-09": "properties' Ledger: retries keep the message's identity",
     "SY-10": "properties' Ledger at quiescence",
     "OR-04": "fates against the model: a raising orderly listener suspends",

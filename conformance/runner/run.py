@@ -12,8 +12,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.history.records import BrokerRead, Delivery, FaultEvent, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.timers import get_quiet_end_ms
 from conformance.history.workload import Workload
 from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
 from conformance.runner.schedule import ClientSlot, Scheduler
@@ -21,21 +22,16 @@ from conformance.runner.schedule import ClientSlot, Scheduler
 # A run is over when nothing happened for QUIET_S (longer than one delay level of the compressed table plus a
 # pull round trip) and the broker holds no delayed copy; or at the latest after RUN_LIMIT_S.
 QUIET_S = 2.5
-# After a send-back that failed (no SUCCESS answer) the run is quiet only this long after it: a 4.9.8 client whose
-# fallback send failed too consumes the message again locally 5 s later (CC-07, submitConsumeRequestLater).
-LOCAL_RETRY_QUIET_S = 6.0
-# After a pull that failed (SYSTEM_ERROR, or any answer but FOUND, NO_NEW_MSG, RETRY_IMMEDIATELY, OFFSET_MOVED) the
-# run is quiet only this long after it: a client pulls that queue again 3 s later
-# (DefaultMQPushConsumerImpl PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION; ali-ons and 1.2.3 wait as long).
-PULL_RETRY_QUIET_S = 5.0
-PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
-                          ResponseCode.PULL_OFFSET_MOVED})
+# After a fault, or a sign of one on the wire, the run is quiet no sooner than the client's timers say it is back
+# (conformance/history/timers.py: its recovery bound, slack included), and it may run past RUN_LIMIT_S for that, up
+# to RUN_LIMIT_MAX_S.
 RUN_LIMIT_S = 45.0
 # An orderly poison message (MessageSpec.forever) under the default maxReconsumeTimes retries locally forever, so
 # the run never goes quiet: it ends once such a message was delivered FOREVER_DELIVERIES times more than a client
 # that gives up at maxReconsumeTimes would deliver it (a run that ends while it still retries leaves the message
 # indefinite, never lost: SY-10, OR-15).
 FOREVER_DELIVERIES = 5
+RUN_LIMIT_MAX_S = 90.0
 # A started client pulls each queue within a second or two (route, heartbeat, rebalance).
 READY_LIMIT_S = 15.0
 POLL_S = 0.05
@@ -124,12 +120,13 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
                      deliveries: int | None = None, scheduler: Scheduler | None = None,
                      forever: tuple[frozenset[str], int | None] = (frozenset(), None)) -> None:
     """Poll until QUIET_S pass with no new delivery or send-back, no delayed copy and no scheduled fault fired or
-    ended (pulls and offset commits go on all the time), or `deliveries` deliveries were made, or a poison message
-    of `forever` (keys, cap) was delivered cap times, or `limit_s` after `started`. A delayed copy falling due
-    starts the QUIET_S again: the client has yet to pull and consume it. The `scheduler` fires and ends the
-    workload's scheduled faults as the run goes; while one is on the run is not quiet, nor before its RECOVERY_S
-    after its end."""
-    seen, quiet_since = None, time.monotonic()
+    ended (pulls and offset commits go on all the time), and the client's timers say it is back from every fault so
+    far (get_wait_end_s), or `deliveries` deliveries were made, or a poison message of `forever` (keys, cap) was
+    delivered cap times, or `limit_s` after `started` — later while a fault's recovery bound runs, up to
+    RUN_LIMIT_MAX_S. A delayed copy falling due starts the QUIET_S again: the client has yet to pull and consume
+    it. The `scheduler` fires and ends the workload's scheduled faults as the run goes; while one is on the run is
+    not quiet, nor before its RECOVERY_S after its end."""
+    seen, quiet_since, cap_s = None, time.monotonic(), max(limit_s, RUN_LIMIT_MAX_S)
     while time.monotonic() - started < limit_s:
         if has_kept_failing(consumers, *forever):
             return
@@ -142,32 +139,39 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
         now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed, state)
         if deliveries is not None and now[0] >= deliveries:
             return
+        wait_end = get_wait_end_s(requests, backend.get_faults(), get_client(consumers), scheduler)
+        limit_s = min(max(limit_s, wait_end + QUIET_S - started), cap_s)
         if now != seen:
             seen, quiet_since = now, time.monotonic()
-        elif time.monotonic() - quiet_since >= QUIET_S and not delayed \
-                and time.monotonic() >= get_wait_end_s(requests, scheduler):
+        elif time.monotonic() - quiet_since >= QUIET_S and not delayed and time.monotonic() >= wait_end:
             return
         time.sleep(POLL_S)
 
 
-def get_wait_end_s(requests: list[WireRequest], scheduler: Scheduler | None) -> float:
-    """When (on the driver's clock, in s) the run may be quiet: after the client's answer to each failure and its
-    recovery from each scheduled fault; never while a scheduled fault is on or waits for its moment."""
+def get_wait_end_s(requests: list[WireRequest], faults: list[FaultEvent], client: dict,
+                   scheduler: Scheduler | None) -> float:
+    """When (on the driver's clock, in s) the run may be quiet: after the client's recovery from each failure and
+    fault so far (get_failure_wait_end_s) and from each scheduled fault; never while a scheduled fault is on or
+    waits for its moment."""
+    end = get_failure_wait_end_s(requests, faults, client)
     if scheduler is None:
-        return get_failure_wait_end_s(requests)
+        return end
     if not scheduler.is_settled():
         return float("inf")
-    return max(get_failure_wait_end_s(requests), scheduler.get_wait_end_s())
+    return max(end, scheduler.get_wait_end_s())
 
 
-def get_failure_wait_end_s(requests: list[WireRequest]) -> float:
-    """When (on the driver's clock, in s) the run stops waiting for a client's answer to a failure: LOCAL_RETRY_QUIET_S
-    after the last failed send-back, PULL_RETRY_QUIET_S after the last failed pull; 0.0 with neither."""
-    ends = [r.time_ms / 1000.0 + LOCAL_RETRY_QUIET_S for r in requests
-            if r.code == CONSUMER_SEND_MSG_BACK and r.response_code != 0]
-    ends += [r.time_ms / 1000.0 + PULL_RETRY_QUIET_S for r in requests
-             if r.code == PULL_MESSAGE and r.response_code not in PULL_ANSWERS]
-    return max(ends, default=0.0)
+def get_client(consumers: list[Consumer]) -> dict:
+    """The running client's identity ({"name", "version"}: the adapter's, once started; {} before)."""
+    return next((c.client for c in reversed(consumers) if c.client), {})
+
+
+def get_failure_wait_end_s(requests: list[WireRequest], faults: list[FaultEvent] = (), client: dict | None = None) \
+        -> float:
+    """When (on the driver's clock, in s) the run stops waiting for the client to recover from the faults recorded
+    so far and the failures on the wire (a send-back or fallback not answered SUCCESS, a failed pull): the latest
+    end of their recovery bounds by the client's timers (conformance/history/timers.py); 0.0 with none."""
+    return get_quiet_end_ms(client or {}, faults, requests) / 1000.0
 
 
 def wait_until_pulling(backend: Backend, settings: RunSettings, started: float, limit_s: float) -> bool:

@@ -12,6 +12,7 @@ from attrs import evolve
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.harness import SETTINGS
 from conformance.history.records import BrokerRead, Delivery, FaultEvent, QueueRead, WireRequest
+from conformance.history.timers import ALI_ONS, CPP, JAVA, SLACK_MS
 from conformance.history.workload import (
     SCHEDULED_FAULT_KINDS,
     AfterDelivery,
@@ -20,13 +21,7 @@ from conformance.history.workload import (
     ScheduledFault,
     Workload,
 )
-from conformance.runner.run import (
-    LOCAL_RETRY_QUIET_S,
-    PULL_RETRY_QUIET_S,
-    get_failure_wait_end_s,
-    run_workload,
-    wait_until_quiet,
-)
+from conformance.runner.run import get_failure_wait_end_s, run_workload, wait_until_quiet
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -132,15 +127,46 @@ def test_a_broker_that_cannot_be_read_leaves_no_final_read(monkeypatch):
 
 
 def test_a_run_waits_out_the_clients_answer_to_each_failure():
-    """A failed pull is retried 3 s later, a failed send-back may be consumed again locally 5 s later: the run is
-    not quiet before PULL_RETRY_QUIET_S and LOCAL_RETRY_QUIET_S have passed since the last of them. Seen in CI: a
-    pull error on the only message's queue, and the run ended 2.5 s later, before ali-ons pulled it again."""
+    """A failed pull is retried after the client's pull back-off, a failed send-back may be consumed again locally
+    after the fallback's budget and the local retry: the run is not quiet before the client's timers say so
+    (conformance/history/timers.py), slack included. Seen in CI: a pull error on the only message's queue, and the
+    run ended 2.5 s later, before ali-ons pulled it again (its back-off is 3 s)."""
+    ons, java = {"name": ALI_ONS.name, "version": ALI_ONS.version}, {"name": JAVA.name, "version": JAVA.version}
     found, empty = WireRequest(1_000, PULL_MESSAGE, {}, 0, 0), WireRequest(2_000, PULL_MESSAGE, {}, 0, 19)
-    assert get_failure_wait_end_s([found, empty]) == 0.0
+    assert get_failure_wait_end_s([found, empty], [], ons) == 0.0
     failed_pull = WireRequest(3_000, PULL_MESSAGE, {}, 0, 1)
-    assert get_failure_wait_end_s([found, failed_pull, empty]) == 3.0 + PULL_RETRY_QUIET_S
+    assert get_failure_wait_end_s([found, failed_pull, empty], [], ons) == (3_000 + 3_000 + SLACK_MS) / 1000
     unanswered = WireRequest(4_000, CONSUMER_SEND_MSG_BACK, {}, 0, None)
-    assert get_failure_wait_end_s([failed_pull, unanswered]) == 4.0 + LOCAL_RETRY_QUIET_S
+    # Java: the 5 s RPC timeout, then the fallback's 3 s and the 5 s local retry.
+    assert get_failure_wait_end_s([failed_pull, unanswered], [], java) == (4_000 + 13_000 + SLACK_MS) / 1000
+
+
+def test_a_recorded_fault_holds_the_run_until_the_clients_recovery_bound():
+    """A fault the backend recorded, with no sign on the wire yet, holds the run as long as the client needs to
+    recover from it: cpp's pulls in flight on the transport its timed-out send-back closed wait out their 30 s."""
+    fault = FaultEvent("send_back_timeout", 2_000.0, None, "m0#0")
+    cpp = {"name": CPP.name, "version": CPP.version}
+    assert get_failure_wait_end_s([], [fault], cpp) == (2_000 + 3_000 + 30_000 + SLACK_MS) / 1000
+
+
+class RecordedFault(FakeBackend):
+    """A backend whose faults say the client needs longer than `limit_s` to recover."""
+
+    def __init__(self, end_s: float):
+        super().__init__([])
+        self.end_s = end_s
+
+    def get_faults(self):
+        return [FaultEvent("pull_error", self.end_s * 1000 - SLACK_MS - JAVA.pull_backoff.ms, None, "11")]
+
+
+def test_the_run_limit_grows_to_a_faults_recovery_bound(monkeypatch):
+    """The run outlives its `limit_s` while a recorded fault's recovery bound runs (and stops once it passed)."""
+    monkeypatch.setattr("conformance.runner.run.QUIET_S", 0.1)
+    started = time.monotonic()
+    backend = RecordedFault(started + 0.8)
+    wait_until_quiet(backend, [], started, limit_s=0.3)
+    assert backend.end_s <= time.monotonic() < backend.end_s + 1.0
 
 
 class DelayedUntil(FakeBackend):

@@ -1,0 +1,195 @@
+"""Each real client's documented timers, as values, and what they bound: how long after a fault (injected, or seen
+on the wire) the client may take to be back, so the runner knows how long to wait and the checker how late a retry
+may be (spec/11-guarantees.md, SY-06 and SY-10, states the same table).
+
+A `Disturbance` is one thing that may hold a client up — a fault the backend recorded (`FaultEvent`) or a sign of
+one on the wire: a send-back unanswered or refused, a failed fallback send to %RETRY%, a pull refused
+SUBSCRIPTION_NOT_EXIST (the broker unregistered the consumer; it is back with the client's next heartbeat) or
+otherwise failed — with the time by which the client's timers say it is back (`end_ms`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from attrs import frozen
+
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, SEND_MESSAGE, SEND_MESSAGE_V2, ResponseCode
+from conformance.history.records import FaultEvent, WireRequest
+
+JAVA_BASE = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client"
+CPP_BASE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/src"
+ONS_BASE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/lib"
+
+# Slack on every bound: the broker's 100 ms delay tick, a pull round trip and the adapter's, on a loaded 2-core
+# machine (what SY-06 allowed before the bounds knew any timer).
+SLACK_MS = 3000.0
+
+
+@frozen
+class Timer:
+    """One timer of a client: its value in ms (None: the client has no such timer) and the upstream source line."""
+
+    value_ms: float | None
+    source: str
+
+    @property
+    def ms(self) -> float:
+        """The value, 0 for a timer the client does not have (it never waits on it)."""
+        return self.value_ms or 0.0
+
+
+@frozen
+class ClientTimers:
+    """The timers of one client (name, version, as its adapter reports them) that bound its recovery from a fault."""
+
+    name: str
+    version: str
+    pull_backoff: Timer  # the next pull of a queue after a failed one
+    heartbeat: Timer  # period of HEART_BEAT (what re-registers an unregistered consumer)
+    route_refresh: Timer  # period of the topic route query
+    offset_persist: Timer  # period of UPDATE_CONSUMER_OFFSET
+    rebalance: Timer  # period of the rebalance
+    local_retry: Timer  # a message consumed again locally after its send-back and fallback both failed
+    orderly_suspend: Timer  # an orderly queue consumed again after a failed answer
+    send_back_timeout: Timer  # CONSUMER_SEND_MSG_BACK's RPC timeout
+    fallback_send: Timer  # the fallback send to %RETRY% (producer timeout) after a failed send-back
+    pull_timeout: Timer  # a pull whose reply was lost fails this long after it was sent
+
+
+JAVA = ClientTimers(
+    "rocketmq-client-java", "4.9.8",
+    Timer(1000, f"{JAVA_BASE}/ClientConfig.java#L58-L58"),
+    Timer(30000, f"{JAVA_BASE}/ClientConfig.java#L53-L53"),
+    Timer(30000, f"{JAVA_BASE}/ClientConfig.java#L49-L49"),
+    Timer(5000, f"{JAVA_BASE}/ClientConfig.java#L57-L57"),
+    Timer(20000, f"{JAVA_BASE}/impl/consumer/RebalanceService.java#L25-L27"),
+    Timer(5000, f"{JAVA_BASE}/impl/consumer/ConsumeMessageConcurrentlyService.java#L323-L336"),
+    Timer(1000, f"{JAVA_BASE}/consumer/DefaultMQPushConsumer.java#L251-L251"),
+    Timer(5000, f"{JAVA_BASE}/impl/consumer/DefaultMQPushConsumerImpl.java#L527-L528"),
+    Timer(3000, f"{JAVA_BASE}/producer/DefaultMQProducer.java#L100-L100"),
+    # 30 s, found by the response-table scan (every 1 s) only 1 s after it expired.
+    Timer(32000, f"{JAVA_BASE}/impl/consumer/DefaultMQPushConsumerImpl.java#L101-L102"),
+)
+CPP = ClientTimers(
+    "rocketmq-client-cpp", "1.2.3",
+    Timer(0, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L169-L177"),
+    Timer(30000, f"{CPP_BASE}/MQClientFactory.cpp#L766-L772"),
+    Timer(30000, f"{CPP_BASE}/MQClientFactory.cpp#L85-L110"),
+    Timer(5000, f"{CPP_BASE}/MQClientFactory.cpp#L736-L749"),
+    Timer(10000, f"{CPP_BASE}/MQClientFactory.cpp#L837-L845"),
+    Timer(None, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L247-L254"),  # a failed send-back is dropped
+    Timer(100, f"{CPP_BASE}/consumer/ConsumeMessageOrderlyService.cpp#L192-L197"),
+    Timer(3000, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L247-L254"),
+    Timer(None, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L247-L254"),  # no fallback send
+    # The transport a timed-out send-back closes fails no pull in flight on it: each waits for this timer.
+    Timer(30000, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L198-L205"),
+)
+ALI_ONS = ClientTimers(
+    "ali-ons", "3.12.0",
+    Timer(3000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L31-L31"),
+    Timer(30000, f"{ONS_BASE}/client_config.js#L10-L10"),
+    Timer(30000, f"{ONS_BASE}/client_config.js#L9-L9"),
+    Timer(5000, f"{ONS_BASE}/client_config.js#L11-L11"),
+    Timer(10000, f"{ONS_BASE}/client_config.js#L12-L12"),
+    Timer(5000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L311-L311"),
+    Timer(None, f"{ONS_BASE}/consumer/mq_push_consumer.js#L31-L34"),  # no orderly listener
+    Timer(3000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L778-L778"),
+    # Two attempts of sendMsgTimeout 3000 (a new one starts only while less than 4 s have passed).
+    Timer(6000, f"{ONS_BASE}/producer/mq_producer.js#L198-L199"),
+    Timer(30000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L33-L33"),
+)
+CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS)}
+REFERENCE = JAVA
+
+
+def get_client_timers(client: dict) -> ClientTimers:
+    """The timers of the client the adapter named ({"name", "version"}): its own version's, else another version
+    of the same client's, else the reference's (RocketMQ's Java client 4.9.8)."""
+    name = client.get("name", "")
+    found = CLIENTS.get((name, client.get("version", "")))
+    return found or next((c for c in CLIENTS.values() if c.name == name), REFERENCE)
+
+
+def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
+    """How long after `cause` began (after it ended, for a fault that lasts) the client may take to be back: to
+    have consumed again what the cause held up, by its timers alone (SLACK_MS comes on top).
+
+    A failed send-back: the fallback send's budget, then the local retry (a client with neither drops the message:
+    nothing comes back). Unanswered: its RPC timeout first; the Java client then closes the socket, failing its
+    pulls in flight (a pull back-off), while cpp's pulls in flight on the closed transport wait out their own
+    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. A process fault: the longer of a
+    heartbeat and a lost pull reply, then a pull back-off (unknown kinds are taken as one)."""
+    refused = timers.fallback_send.ms + timers.local_retry.ms if timers.local_retry.value_ms is not None else 0.0
+    if cause in ("send_back_error", "broker_not_writeable", "fallback_first_refused", "fallback_failed"):
+        return refused
+    if cause == "send_back_timeout":
+        stalled = timers.pull_timeout.ms if timers.pull_backoff.ms == 0 else timers.pull_backoff.ms
+        return timers.send_back_timeout.ms + max(refused, stalled)
+    if cause in ("pull_error", "pull_failed"):
+        return timers.pull_backoff.ms
+    if cause == "unregistered":
+        return timers.heartbeat.ms + timers.pull_backoff.ms
+    return max(timers.heartbeat.ms, timers.pull_timeout.ms) + timers.pull_backoff.ms
+
+
+@frozen
+class Disturbance:
+    """One thing that may hold the client up: its cause (a fault kind, or a wire sign: "send_back_timeout",
+    "send_back_error", "fallback_failed", "unregistered", "pull_failed"), when it began, and when the client's timers
+    say it is back (`end_ms`, SLACK_MS not included)."""
+
+    cause: str
+    start_ms: float
+    end_ms: float
+
+
+# A pull answered with one of these (or not yet answered) is no failure.
+PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
+                          ResponseCode.PULL_OFFSET_MOVED})
+SEND_TOPIC_FIELDS = {SEND_MESSAGE: "topic", SEND_MESSAGE_V2: "b"}
+
+
+def get_wire_cause(request: WireRequest, refused_before: bool) -> str | None:
+    """The disturbance `request`'s answer shows (None: none). A pull refused SUBSCRIPTION_NOT_EXIST begins an
+    unregistered spell only when the pull before it was not refused too (`refused_before`)."""
+    if request.code == CONSUMER_SEND_MSG_BACK and request.response_code != ResponseCode.SUCCESS:
+        return "send_back_timeout" if request.response_code is None else "send_back_error"
+    topic_field = SEND_TOPIC_FIELDS.get(request.code)
+    if topic_field and request.fields.get(topic_field, "").startswith("%RETRY%") \
+            and request.response_code != ResponseCode.SUCCESS and not request.flag & 2:
+        return "fallback_failed"
+    if request.code != PULL_MESSAGE or request.response_code in PULL_ANSWERS:
+        return None
+    if request.response_code == ResponseCode.SUBSCRIPTION_NOT_EXIST:
+        return None if refused_before else "unregistered"
+    return "pull_failed"
+
+
+def get_disturbances(client: dict, faults: Iterable[FaultEvent], requests: Iterable[WireRequest]) -> list[Disturbance]:
+    """Every disturbance of a run so far — each recorded fault and each wire sign of one — with its end by the
+    client's timers (get_recovery_ms)."""
+    timers = get_client_timers(client)
+    found = [Disturbance(f.kind, f.time_ms, (f.end_ms or f.time_ms) + get_recovery_ms(timers, f.kind))
+             for f in faults]
+    refused = False
+    for request in sorted(requests, key=lambda r: r.time_ms):
+        cause = get_wire_cause(request, refused)
+        if request.code == PULL_MESSAGE and request.response_code is not None:
+            refused = request.response_code == ResponseCode.SUBSCRIPTION_NOT_EXIST
+        if cause is not None:
+            found.append(Disturbance(cause, request.time_ms, request.time_ms + get_recovery_ms(timers, cause)))
+    return found
+
+
+def get_quiet_end_ms(client: dict, faults: Iterable[FaultEvent], requests: Iterable[WireRequest]) -> float:
+    """Until when (ms, the requests' clock) a run must keep waiting for the client to recover from every disturbance
+    so far, SLACK_MS included; 0.0 with none."""
+    return max((d.end_ms + SLACK_MS for d in get_disturbances(client, faults, requests)), default=0.0)
+
+
+def get_latest_ms(due_ms: float, disturbances: list[Disturbance]) -> float:
+    """The latest a retry due at `due_ms` may reach the listener: due, or the end of every disturbance that began
+    before it would have been consumed (by due + SLACK_MS) and ends later; SLACK_MS on top."""
+    ends = [d.end_ms for d in disturbances if d.start_ms <= due_ms + SLACK_MS]
+    return max([due_ms, *ends]) + SLACK_MS

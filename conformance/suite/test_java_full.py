@@ -5,7 +5,8 @@ autoCommit off) and the client's own maxReconsumeTimes, each on a fresh model-ba
 The reference declares no deviation: any deviation fails with the shrunk workload and the wire trace.
 
 Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of at most conformance/runner/run.py's RUN_LIMIT_S
-each and usually 3-10 s, so the env stays within 5 minutes on 2 cores; no shrinking (conformance/suite/full_run.py).
+each and usually 3-10 s, so the env stays within 5 minutes on 2 cores; a failure is shrunk by re-running the client
+within conformance/suite/shrink.py's budget (RMQSPEC_SHRINK=1, conformance/suite/full_run.py).
 """
 
 from __future__ import annotations

@@ -134,3 +134,10 @@ def test_a_full_run_failure_shows_each_problem_shrunk_with_its_replay_command(mo
     assert "stopped: minimal" in message
     assert len(message) < 25_000
     assert list(full_run.SHRUNK) == [("cpp", repr(BIG[0]), 2, "undeclared CC-06")]
+
+
+def test_dropping_a_message_drops_the_send_back_faults_on_it_and_keeps_pull_faults():
+    """A send-back fault on a message no longer produced could never hit: it goes with the message (one re-run
+    fewer); a pull fault names no message and stays."""
+    dropped_m1 = next(w for w, _ in get_candidates(*BIG) if "m1" not in w.spec_by_key)
+    assert dropped_m1.faults == (Fault("pull_error", "m0", 2),)

@@ -26,13 +26,21 @@ def get_fresh_names(prefix: str) -> tuple[str, str]:
 HARNESS_FAULTS = ("bad-frame", "handler-error", "timer-stuck")
 
 
-def judge_run(run: Run, counterexample: str) -> list:
-    """Every verdict of `run`; raises AssertionError naming each problem and the wire trace. A request the server
-    does not support is recorded as a finding; a frame it could not read or a handler that raised fails the run."""
+def find_problems(run: Run, counterexample: str = "") -> tuple[list, list[str]]:
+    """Every verdict of `run` (its deviations with their declared causes) and the run's problems: an undeclared or
+    vanished deviation, and a server finding that means the harness failed. Records nothing."""
     verdicts, problems = explain_deviations(judge(run, predict_run(run), counterexample), run)
+    problems += [f"the server could not serve the client: {f}" for f in run.findings if f["kind"] in HARNESS_FAULTS]
+    return verdicts, problems
+
+
+def judge_run(run: Run, counterexample: str) -> list:
+    """Every verdict of `run`, recorded; raises AssertionError naming each problem and the wire trace. A request the
+    server does not support is recorded as a finding; a frame it could not read or a handler that raised fails the
+    run."""
+    verdicts, problems = find_problems(run, counterexample)
     record_verdicts(verdicts)
     record_findings(run)
-    problems += [f"the server could not serve the client: {f}" for f in run.findings if f["kind"] in HARNESS_FAULTS]
     if problems:
         deliveries = [f"{d.time_ms:.0f} ms {d.uniq_key} r={d.reconsume_times} -> {d.status}" for d in run.deliveries]
         trace = [verdict.trace for verdict in verdicts if verdict.trace][:1]

@@ -1,10 +1,12 @@
 """The full conformance run of rocketmq-client-cpp 1.2.3 (tox env `conformance-cpp`): Hypothesis draws workloads
 — messages with tags and delay levels, an outcome script per message and delivery, broker faults, a restart — and
 each runs on a fresh model-backed server with a fresh group. Every rule's verdict is recorded; an undeclared
-deviation, or a declared one that a run should have shown and did not, fails with the shrunk workload.
+deviation, or a declared one that a run should have shown and did not, fails with the workload, the wire trace and
+(RMQSPEC_SHRINK=1, as in the tox env) each problem's shrunk workload and replay command (conformance/suite/full_run.py).
 
 Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per test (default 8) of at most ~10 s each (conformance/runner/run.py's
-quiet period and limits), so the env stays within 5 minutes on 2 cores.
+quiet period and limits), so the env stays within 5 minutes on 2 cores; a failure's shrinking adds at most
+conformance/suite/shrink.py's budget.
 """
 
 from __future__ import annotations
@@ -12,16 +14,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from attrs import evolve
 from hypothesis import HealthCheck, given, settings
 
 from conformance.checker.deviations import CPP
-from conformance.harness import SETTINGS, get_fresh_names, judge_run
-from conformance.runner.backends.model import open_model_backend
 from conformance.runner.clients.cpp import get_unavailable_reason, open_cpp_consumer
-from conformance.runner.run import run_workload
 from conformance.runner.workloads import workloads
-from conformance.suite.full_run import SCHEDULED_KINDS, check_counterexample, get_counterexamples
+from conformance.suite.full_run import SCHEDULED_KINDS, check_counterexample, get_counterexamples, run_and_judge
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
@@ -32,10 +30,8 @@ REAL = settings(max_examples=EXAMPLES, deadline=None, database=None,
 
 
 def check(workload, tmp_path):
-    group, instance = get_fresh_names("full")
-    run = run_workload(open_model_backend, workload, evolve(SETTINGS, group=group), instance,
-                       str(tmp_path))
-    judge_run(run, repr(workload))
+    """One run of `workload` with the client's default maxReconsumeTimes (1.2.3 has no setting), judged."""
+    run_and_judge(open_cpp_consumer, workload, -1, str(tmp_path))
 
 
 @REAL

@@ -6,7 +6,8 @@ The reference declares no deviation: any deviation fails with the shrunk workloa
 
 Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of at most conformance/runner/run.py's RUN_LIMIT_S
 each (up to RUN_LIMIT_MAX_S while a fault's recovery bound by the client's timers runs) and usually 3-16 s, so the
-env stays within 5 minutes on 2 cores; no shrinking (conformance/suite/full_run.py).
+env stays within 5 minutes on 2 cores; a failure is shrunk by re-running the client within conformance/suite/shrink.py's
+budget (RMQSPEC_SHRINK=1, conformance/suite/full_run.py).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ The counterexamples spec/13-clients.md cites (conformance/checker/deviations.py'
 and must show the deviations they are declared for.
 
 Bounds: RMQSPEC_CONFORMANCE_EXAMPLES examples per family (default 8) of usually 3-8 s (conformance/runner/run.py's quiet
-period, 6 s after a failed send-back), so the env stays within 5 minutes on 2 cores; no shrinking
-(conformance/suite/full_run.py).
+period, 6 s after a failed send-back), so the env stays within 5 minutes on 2 cores; a failure is shrunk by
+re-running the client within conformance/suite/shrink.py's budget (RMQSPEC_SHRINK=1, conformance/suite/full_run.py).
 """
 
 from __future__ import annotations

@@ -115,6 +115,10 @@ class RealBackend:
         return sorted(parked + dead, key=lambda m: (m.store_timestamp, m.commit_log_offset))
 
     def has_delayed(self) -> bool:
+        """A copy parked for a delay younger than PENDING_MS (it may still move); False while the broker is killed:
+        nothing can be read then, and the fault schedule keeps the run from ending before it is back."""
+        if "broker" in self.down:
+            return False
         now_ms = time.time() * 1000
         return any(m.topic == SCHEDULE_TOPIC and now_ms - m.store_timestamp < PENDING_MS for m in self.read_copies())
 

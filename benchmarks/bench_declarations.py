@@ -4,13 +4,15 @@
 
 For the client (default cpp: rocketmq-client-cpp 1.2.3; `node`: ali-ons) and each of its declared deviations
 (conformance/checker/deviations.py's DECLARED, or only the rules named with --rule), the workloads that exercise the
-declaration's trigger (WORKLOADS below) each run N times (default 20) on a fresh model-backed server with a fresh
-group, topic and instance. Every run is judged as a conformance run is (verdicts.judge with predict_run) but nothing
-raises: check_declarations is not called, the run is counted. Printed per (rule, workload): runs, runs in which the
-rule was judged (conforms or deviates), runs in which it deviated, that frequency with its 95 % Wilson interval,
-the runs in which the declaration's `when` held ("-": when=None, "may show but need not"), and the median run time.
-Rows marked "also" are declared rules the workload does not stand for that deviated in some of its runs; rules that
-deviated with no declaration at all are listed under the table. This is a measurement, not a test.
+declaration's trigger (its COUNTEREXAMPLES entry and EXTRA below) each run N times (default 20) on a fresh
+model-backed server with a fresh group, topic and instance. Every run is judged as a conformance run is
+(verdicts.judge with predict_run, then explain_deviations: the declared causes of each deviation) but nothing raises:
+the run is counted. Printed per (rule, workload): runs, runs in which the rule was judged (conforms or deviates), runs
+in which it deviated, that frequency with its 95 % Wilson interval, the runs in which the declaration's `when` held
+("-": when=None, "may show but need not"), and the median run time. Rows marked "also" are declared rules the
+workload does not stand for that deviated in some of its runs. Listed under the table: rules that deviated with no
+declaration at all, declared rules that deviated where none of their declared causes explains it (an UNDECLARED
+cause), and declared rules whose `when` held but that did not deviate. This is a measurement, not a test.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from attrs import evolve, frozen
 
 from conformance.checker.deviations import ALI_ONS, COUNTEREXAMPLES, CPP, DECLARED, get_declared
 from conformance.checker.differential import predict_run
-from conformance.checker.verdicts import judge
+from conformance.checker.verdicts import explain_deviations, judge
 from conformance.harness import SETTINGS, get_fresh_names
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.clients import cpp, node
@@ -69,18 +71,22 @@ EXTRA: dict[tuple[str, tuple[str, str]], tuple[tuple[str, str], ...]] = {
 # Short names of the declared counterexamples' workloads (the rest are called "counterexample <rule>").
 NAMES = {COUNTEREXAMPLES[("OR-04", CPP)]: "orderly raise", COUNTEREXAMPLES[("SB-09", CPP)]: "poison",
          COUNTEREXAMPLES[("CC-05", CPP)]: "plain", COUNTEREXAMPLES[("CC-06", CPP)]: "send-back error",
-         COUNTEREXAMPLES[("CC-07", CPP)]: "not writeable"}
+         COUNTEREXAMPLES[("CC-07", CPP)]: "not writeable", COUNTEREXAMPLES[("CC-04", ALI_ONS)]: "null answer",
+         COUNTEREXAMPLES[("CC-06", ALI_ONS)]: "retry copy fails",
+         COUNTEREXAMPLES[("CC-07", ALI_ONS)]: "not writeable twice"}
 
 
 @frozen
 class Measured:
-    """One judged run: its wall time, the rules judged and deviating, the declared rules whose `when` held, or the
-    error that stopped it."""
+    """One judged run: its wall time, the rules judged and deviating, the declared rules whose `when` held, the
+    declared rules that deviated where no declared cause explains it (with explain_deviations' first problem of
+    each), or the error that stopped it."""
 
     seconds: float
     judged: frozenset[str] = frozenset()
     deviated: frozenset[str] = frozenset()
     when_held: frozenset[str] = frozenset()
+    unexplained: tuple[tuple[str, str], ...] = ()
     error: str = ""
 
 
@@ -111,8 +117,14 @@ def measure_run(source: str, open_client: Callable, client: tuple[str, str], log
     seconds = time.monotonic() - started
     verdicts = judge(run, predict_run(run), source)
     when_held = {d.rule for d in DECLARED if d.client == client and d.when is not None and d.when(run)}
+    deviated = frozenset(v.rule for v in verdicts if v.status == "deviates")
+    unexplained: dict[str, str] = {}
+    for problem in explain_deviations(verdicts, run)[1]:
+        rule = next((r for r in deviated if problem.startswith(f"undeclared deviation of {r} ")), None)
+        if rule is not None and get_declared(rule, client) is not None:
+            unexplained.setdefault(rule, problem)
     return Measured(seconds, frozenset(v.rule for v in verdicts if v.status in ("conforms", "deviates")),
-                    frozenset(v.rule for v in verdicts if v.status == "deviates"), frozenset(when_held))
+                    deviated, frozenset(when_held), tuple(sorted(unexplained.items())))
 
 
 def get_wilson_interval(hits: int, runs: int, z: float = Z_95) -> tuple[float, float]:
@@ -161,6 +173,15 @@ def print_table(results: dict[str, tuple[str, list[str], list[Measured]]], clien
         for rule in others:
             undeclared.append(f"{name}: undeclared {rule} deviated in {sum(rule in m.deviated for m in measured)} "
                               f"of {len(measured)} runs")
+        for rule in sorted({r for m in measured for r, _problem in m.unexplained}):
+            problems = [problem for m in measured for r, problem in m.unexplained if r == rule]
+            undeclared.append(f"{name}: declared {rule} deviated with an UNDECLARED cause in {len(problems)} of "
+                              f"{len(measured)} runs, first: {problems[0][:300]}")
+        for rule in declared_rules:
+            missed = sum(rule in m.when_held and rule not in m.deviated for m in measured)
+            if missed:
+                undeclared.append(f"{name}: declared {rule}'s `when` held but it did not deviate in {missed} of "
+                                  f"{len(measured)} runs")
     print()
     print("workloads (Python source of (workload, the client's maxReconsumeTimes), as in COUNTEREXAMPLES):")
     for source, (name, _rules, _measured) in results.items():

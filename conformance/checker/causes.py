@@ -22,6 +22,7 @@ from conformance.checker.lifecycle import get_suspend_gaps
 from conformance.checker.mechanisms import (
     get_deliveries,
     get_observed_fates,
+    get_retry_sends,
     get_send_backs,
     has_failed_send_back,
     has_fallback,
@@ -29,7 +30,7 @@ from conformance.checker.mechanisms import (
     is_orderly_raised_and_moved_on,
 )
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
-from conformance.history.records import Run
+from conformance.history.records import SUCCESS, Run
 from model.values.config import get_max_reconsume_times
 
 
@@ -132,6 +133,21 @@ def get_swallowed_or_unsent(run: Run) -> set[str]:
     sent = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
     return {d.uniq_key for d in run.deliveries
             if d.status == "RECONSUME_LATER" and d.message["commitLogOffset"] not in sent} | get_swallowed_keys(run)
+
+
+def has_fallback_after_failed_send_back(run: Run, key: str) -> bool:
+    """[CC-06] A send-back of `key` failed and the client then sent `key` to %RETRY% itself (the fallback)."""
+    return has_failed_send_back(run, key) and has_fallback(run, key)
+
+
+def has_dropped_local_retry(run: Run, key: str) -> bool:
+    """[CC-07] A send-back of `key` failed, no fallback of it was stored (none sent, or every one refused), the
+    client delivered it again itself (a local retry), and it was neither consumed nor dead-lettered: the local retry
+    gave it up."""
+    stored = any(r.response_code == SUCCESS for r in get_retry_sends(run, key))
+    fate = get_observed_fates(run).get(key)
+    return has_failed_send_back(run, key) and not stored and len(get_deliveries(run, key)) > 1 \
+        and fate is not None and fate.fate == "lost"
 
 
 def has_delivered_fallback_copy(run: Run, key: str) -> bool:

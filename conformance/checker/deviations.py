@@ -21,7 +21,8 @@ from conformance.checker.causes import (
     RETRY_COPY_SWALLOWED,
     SEND_BACK_DROPPED,
     Cause,
-    has_failed_send_back,
+    has_dropped_local_retry,
+    has_fallback_after_failed_send_back,
     has_flat_orderly_retry,
     has_quick_orderly_retry,
     has_refused_send_back_without_local_retry,
@@ -132,8 +133,9 @@ def is_lost_to_ali_ons(run) -> bool:
     return has_failed_retry_copy(run) or has_null_answer(run)
 
 
-FALLBACK_AFTER_FAILED_SEND_BACK = Cause("a fallback send after a failed send-back", has_failed_send_back)
-LOCAL_RETRY_DROPPED = Cause("a failed send-back retried locally, dropped past maxReconsumeTimes", has_failed_send_back)
+FALLBACK_AFTER_FAILED_SEND_BACK = Cause("a fallback send after a failed send-back", has_fallback_after_failed_send_back)
+LOCAL_RETRY_DROPPED = Cause("a failed send-back retried locally, dropped past maxReconsumeTimes",
+                            has_dropped_local_retry)
 
 DECLARED: tuple[Deviation, ...] = (
     Deviation("SB-09", CPP,

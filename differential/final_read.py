@@ -50,9 +50,18 @@ def get_expected(settings: RunSettings) -> Expected:
     return Expected(parked, settled)
 
 
-def pull_all(client: BrokerClient, group: str, topic: str, queue_id: int, offset: int = 0) -> list[StoredMessage]:
-    response = client.pull(group, topic, queue_id, offset)
-    return decode_messages(response.body) if response.code == 0 else []
+def pull_all(client: BrokerClient, group: str, topic: str, queue_id: int, offset: int = 0,
+             expect: int = 0) -> list[StoredMessage]:
+    """Every message of the queue from `offset`, pulled again until there are at least `expect` of them (within
+    DUE_LIMIT_S): a real broker dispatches a stored message to its consume queue a moment after acknowledging the
+    send, so a pull made at once may see fewer than were sent."""
+    deadline = time.monotonic() + DUE_LIMIT_S
+    while True:
+        response = client.pull(group, topic, queue_id, offset)
+        found = decode_messages(response.body) if response.code == 0 else []
+        if len(found) >= expect or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
 
 
 def send_back(client: BrokerClient, group: str, message: StoredMessage, topic: str) -> None:
@@ -78,8 +87,8 @@ def leave_state(backend, client: BrokerClient) -> BrokerRead:
     group, topic, retry = backend.settings.group, backend.settings.topic, f"%RETRY%{backend.settings.group}"
     for index, key in enumerate(("k0", "k1", "k2", "k3")):
         backend.produce(key, None, 0, index % 2)
-    _k0, _k2 = pull_all(client, group, topic, 0)
-    k1, k3 = pull_all(client, group, topic, 1)
+    _k0, _k2 = pull_all(client, group, topic, 0, expect=2)
+    k1, k3 = pull_all(client, group, topic, 1, expect=2)
     for queue_id, offset in ((0, 1), (1, 2)):
         assert client.update_offset(group, topic, queue_id, offset).code == 0
     send_back(client, group, k1, topic)

@@ -46,9 +46,11 @@ RUNS = [("java", "poison"), ("cpp", "poison"), ("cpp", "mixed")]
 # (client, rule) -> why its verdict may differ between the two backends.
 EXPLAINED: dict[tuple[str, str], str] = {
     ("cpp", "CC-02"): "cpp's CC-02 verdict (one listener call per pulled batch, its declared deviation) "
-                      "depends on two messages meeting in one pulled batch: it deviated on the model in 2 of the 5 "
-                      "cpp runs seen and in none of the 5 on RocketMQ; not yet explained further (a timing "
-                      "difference of when a stored message becomes pullable is suspected, not shown)",
+                      "depends on two messages meeting in one pulled batch. In the mixed workload m0 and m2 never "
+                      "share a first batch (m2 is delayed 1 s); only the two failures' retry copies can, in "
+                      "%RETRY%'s one queue, when they fall due together - a timing the backends need not share. "
+                      "Measured on the model: 0 of 20 runs (benchmarks/bench_declarations.py, NOTES.md), against "
+                      "20 of 20 for [m0 failing once, m1, m2] in one batch",
 }
 
 

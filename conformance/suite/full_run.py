@@ -72,11 +72,12 @@ SCHEDULED_KINDS = get_scheduled_kinds(dict(os.environ))
 
 
 def run_and_judge(open_client: OpenClient, workload: Workload, client_max: int, log_dir: str,
-                  prefix: str = "full") -> tuple[Run, dict[str, str]]:
-    """Run `workload` through the client with its maxReconsumeTimes `client_max` on a fresh server and group, and
-    judge it (judge_run: an undeclared or vanished deviation raises, with each problem shrunk if is_shrinking());
-    the run and {rule: status}."""
-    run = run_case(open_client, workload, client_max, log_dir, prefix)
+                  prefix: str = "full", open_backend: OpenBackend = open_model_backend,
+                  fresh_topic: bool = False) -> tuple[Run, dict[str, str]]:
+    """Run `workload` through the client with its maxReconsumeTimes `client_max` on a fresh server (or the backend
+    `open_backend` opens) and group, and judge it (judge_run: an undeclared or vanished deviation raises, with each
+    problem shrunk if is_shrinking()); the run and {rule: status}."""
+    run = run_case(open_client, workload, client_max, log_dir, prefix, open_backend, fresh_topic)
     try:
         verdicts = judge_run(run, f"{workload!r}, maxReconsumeTimes={client_max}")
     except AssertionError as error:

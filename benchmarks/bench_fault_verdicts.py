@@ -6,8 +6,9 @@
 For each client (default: all three; one that cannot run here shows why), backend (default: the model-backed server,
 and RocketMQ 4.9.8's own broker when this process runs inside the loopback-only namespace — `python -m
 conformance.runner.backends.loopback python benchmarks/bench_fault_verdicts.py`, as tox env `fault-verdicts` does)
-and fault kind (default: every kind a workload can carry, conformance/history/workload.py FAULT_KINDS), one small
-workload whose message m0 fails once with the fault on its first failure runs N times (default 1), each on a fresh
+and fault kind (default: every kind a workload can carry, conformance/history/workload.py FAULT_KINDS and
+SCHEDULED_FAULT_KINDS), one small workload — m0 fails once, m1 is accepted, the fault hits m0's first failure (a
+scheduled one: right after m0's first delivery, for 2 s) — runs N times (default 1), each on a fresh
 group, topic and instance. Each run is judged as a conformance run is (judge, then explain_deviations: the declared
 causes of each deviation), nothing raises, and the table prints per kind and column: "conforms", "indefinite" (the
 broker still held a message when the run ended), or the deviating rules with the declared cause of each
@@ -29,7 +30,15 @@ from attrs import evolve
 from conformance.checker.differential import predict_run
 from conformance.checker.verdicts import explain_deviations, judge
 from conformance.harness import SETTINGS, get_fresh_names
-from conformance.history.workload import FAULT_KINDS, Fault, MessageSpec, Workload
+from conformance.history.workload import (
+    FAULT_KINDS,
+    SCHEDULED_FAULT_KINDS,
+    AfterDelivery,
+    Fault,
+    MessageSpec,
+    ScheduledFault,
+    Workload,
+)
 from conformance.runner.backends.model import open_model_backend
 from conformance.runner.backends.real_run import open_real_backend
 from conformance.runner.clients import cpp, java, node
@@ -41,12 +50,17 @@ CLIENTS: dict[str, tuple[Callable, Callable[[], str | None]]] = {
     "node": (node.open_node_consumer, node.get_unavailable_reason),
 }
 BACKENDS = ("model", "rocketmq-4.9.8")
+KINDS = (*FAULT_KINDS, *SCHEDULED_FAULT_KINDS)
+SCHEDULED_DURATION_MS = 2000
 
 
 def make_workload(kind: str) -> Workload:
-    """m0 answered RECONSUME_LATER once, the fault `kind` on the send-back after its first delivery (a pull fault:
-    on the first pull)."""
-    return Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),), (Fault(kind, "m0", 0),))
+    """m0 answered RECONSUME_LATER once and m1 accepted; a request fault on the send-back after m0's first delivery
+    (a pull fault: on the first pull), a scheduled fault right after that delivery for SCHEDULED_DURATION_MS."""
+    messages = (MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)), MessageSpec("m1", "TagB"))
+    if kind in SCHEDULED_FAULT_KINDS:
+        return Workload(messages, schedule=(ScheduledFault(kind, AfterDelivery("m0", 0), SCHEDULED_DURATION_MS),))
+    return Workload(messages, (Fault(kind, "m0", 0),))
 
 
 def summarise(verdicts) -> str:
@@ -97,11 +111,11 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--client", action="append", choices=list(CLIENTS), help="default: every available client")
     parser.add_argument("--backend", action="append", choices=BACKENDS, help="default: both")
-    parser.add_argument("--kind", action="append", choices=FAULT_KINDS, help="default: every fault kind")
+    parser.add_argument("--kind", action="append", choices=KINDS, help="default: every fault kind")
     parser.add_argument("--runs", type=int, default=1, help="runs per cell (default 1)")
     args = parser.parse_args(argv)
     clients = args.client or list(CLIENTS)
-    kinds = args.kind or list(FAULT_KINDS)
+    kinds = args.kind or list(KINDS)
     with tempfile.TemporaryDirectory(prefix="fault-verdicts-") as tmp, \
             open_backends(args.backend or list(BACKENDS), Path(tmp)) as backends:
         columns = [(c, b) for c in clients for b in backends]

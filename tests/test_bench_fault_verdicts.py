@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from benchmarks.bench_fault_verdicts import make_workload, summarise
 from conformance.checker.verdicts import Verdict
-from conformance.history.workload import FAULT_KINDS
+from conformance.history.workload import FAULT_KINDS, SCHEDULED_FAULT_KINDS, AfterDelivery
 
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3"}
 
@@ -22,5 +22,9 @@ def test_a_cell_names_each_deviation_with_its_cause_or_undeclared():
 def test_each_kind_has_one_workload_with_that_fault_on_the_first_failure():
     for kind in FAULT_KINDS:
         workload = make_workload(kind)
-        assert [(f.kind, f.key, f.delivery) for f in workload.faults] == [(kind, "m0", 0)]
+        assert [(f.kind, f.key, f.delivery) for f in workload.faults] == [(kind, "m0", 0)] and not workload.schedule
         assert workload.get_status("m0", 0) == "RECONSUME_LATER"
+    for kind in SCHEDULED_FAULT_KINDS:
+        workload = make_workload(kind)
+        assert [(s.kind, s.trigger) for s in workload.schedule] == [(kind, AfterDelivery("m0", 0))]
+        assert not workload.faults

@@ -95,12 +95,6 @@ def has_orderly_suspend(run) -> bool:
     return bool(get_suspend_gaps(run, get_max_reconsume_times(config)))
 
 
-def has_orderly_exception(run) -> bool:
-    """Orderly, no restart, and a listener raised (OR-04 must show: the binding reads it as a success)."""
-    return run.workload.mode == "orderly" and run.workload.restart_after is None \
-        and any(d.status == "EXCEPTION" for d in run.deliveries)
-
-
 def is_concurrently(run) -> bool:
     return run.workload.mode == "concurrently"
 
@@ -161,10 +155,12 @@ DECLARED: tuple[Deviation, ...] = (
                         "with a lone EXCEPTION (benchmarks/bench_declarations.py, NOTES.md)"),
     Deviation("OR-04", CPP,
               "binding 0.4.4, orderly: the same unset ctypes return value as CC-04 reads a listener exception as "
-              "CONSUME_SUCCESS, so the queue moves on instead of suspending (measured: 20 of 20 runs with an "
-              "orderly EXCEPTION, benchmarks/bench_declarations.py, NOTES.md)",
-              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=lambda run: has_orderly_exception(run),
-              causes=(ORDERLY_EXCEPTION_MOVED_ON,)),
+              "CONSUME_SUCCESS, so the queue moves on instead of suspending",
+              SOURCE + "src/extern/CPushConsumer.cpp#L69-L75", when=None,
+              causes=(ORDERLY_EXCEPTION_MOVED_ON,),
+              frequency="20 of 20 runs of the counterexample (one message raising twice); not every orderly run "
+                        "that raises: a poison message raising between suspends came again (conformance-cpp, "
+                        "2026-11-27) (benchmarks/bench_declarations.py, NOTES.md)"),
     Deviation("SY-05", CPP,
               "a message goes to the DLQ after 1 + the group's retryMaxTimes deliveries, not 1 + 16 (follows "
               "from SB-09): the model with maxReconsumeTimes = retryMaxTimes predicts it exactly",

@@ -11,23 +11,22 @@ conformance/suite/shrink.py's budget.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from conformance.checker.deviations import CPP
 from conformance.runner.clients.cpp import get_unavailable_reason, open_cpp_consumer
 from conformance.runner.workloads import workloads
-from conformance.suite.full_run import SCHEDULED_KINDS, check_counterexample, get_counterexamples, run_and_judge
+from conformance.suite.full_run import (
+    REAL,
+    SCHEDULED_KINDS,
+    check_counterexample,
+    get_counterexamples,
+    run_and_judge,
+)
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(280),
               pytest.mark.skipif(get_unavailable_reason() is not None, reason=str(get_unavailable_reason()))]
-
-EXAMPLES = int(os.environ.get("RMQSPEC_CONFORMANCE_EXAMPLES", "8"))
-REAL = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
 
 def check(workload, tmp_path):
     """One run of `workload` with the client's default maxReconsumeTimes (1.2.3 has no setting), judged."""

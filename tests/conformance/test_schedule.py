@@ -101,6 +101,21 @@ def test_each_kind_is_fired_once_and_ended_after_its_duration(kind):
     assert scheduler.is_settled() and scheduler.get_wait_end_s() == 102.5 + RECOVERY_S[kind]
 
 
+def test_a_client_due_back_while_the_name_server_is_stopped_comes_back_after_it():
+    """As conformance-java-faults drew it: the name server stopped for 3 s, then the client killed for 2 s; a 4.9.8
+    client cannot start without a name server, so it is started once the name server is back."""
+    scheduler, log, clock = make([ScheduledFault("namesrv_stop", AfterMs(250), 3000),
+                                  ScheduledFault("client_kill", AfterMs(750), 2000)])
+    del log[:]
+    for step_s in (0.25, 0.5, 2.0, 0.5):  # to 250 ms, 750 ms, 2750 ms (the kill is due), 3250 ms (the name server)
+        clock.now += step_s
+        scheduler.poll([])
+        if step_s == 2.0:
+            assert log == [("stop_namesrv",), ("kill", 0)]
+    assert log == [("stop_namesrv",), ("kill", 0), ("start_namesrv",), ("start", 1)]
+    assert [e.kind for e in scheduler.events] == ["namesrv_stop", "client_kill"]
+
+
 def test_after_a_delivery_fires_at_the_first_poll_after_that_delivery_of_that_message():
     scheduler, log, clock = make([ScheduledFault("client_kill", AfterDelivery("m1", 1), 1000)])
     deliver(scheduler, "m1", 0, clock.now)

@@ -212,7 +212,8 @@ DECLARED: tuple[Deviation, ...] = (
               "maxReconsumeTimes, no give-up send to the DLQ)",
               SOURCE + "src/consumer/ConsumeMessageOrderlyService.cpp#L164-L178",
               when=lambda run: has_local_retry(run),
-              causes=(Cause("orderly retry with reconsumeTimes unchanged", has_flat_orderly_retry),)),
+              causes=(Cause("orderly retry with reconsumeTimes unchanged", has_flat_orderly_retry),
+                      FAILURE_IN_FLIGHT_AT_STOP)),
     Deviation("CFG-04", CPP,
               "an orderly RECONSUME_LATER resubmits the queue after a fixed 100 ms (tryLockLaterAndReconsume), not "
               "after suspendCurrentQueueTimeMillis (1000 ms): 1.2.3 has no suspend setting",

@@ -107,13 +107,14 @@ def get_unfinished_offsets(run: Run) -> dict[tuple[str, int], int]:
     return found
 
 
-def get_consumed_bounds(run: Run) -> dict[tuple[str, int], tuple[int | None, int | None]]:
-    """Per queue the listener got messages from: (low, high) bounds of the offset a cleanly stopping client
-    persists — past every delivered message below the first unfinished one (low), not past that one (high). An
-    orderly listener without autoCommit commits only on COMMIT, so there no low bound is known."""
+def get_consumed_bounds(run: Run, since_ms: float = float("-inf"),
+                        ) -> dict[tuple[str, int], tuple[int | None, int | None]]:
+    """Per queue the listener got messages from after `since_ms`: (low, high) bounds of the offset a cleanly
+    stopping client persists — past every delivered message below the first unfinished one (low), not past that one
+    (high). An orderly listener without autoCommit commits only on COMMIT, so there no low bound is known."""
     unfinished, bounds = get_unfinished_offsets(run), {}
     committing = run.workload.mode != "orderly" or run.workload.auto_commit
-    for delivery in run.deliveries:
+    for delivery in (d for d in run.deliveries if d.time_ms > since_ms):
         queue = get_queue_name(run, delivery)
         high = unfinished.get(queue)
         low, _ = bounds.get(queue, (None, high))
@@ -152,7 +153,9 @@ def get_shutdown_verdict(run: Run) -> tuple | None:
     if run.workload.model == "broadcasting":
         return "conforms", "UNREGISTER_CLIENT sent (BROADCASTING persists offsets to its local file)"
     problems = []
-    for queue, (low, high) in sorted(get_consumed_bounds(run).items()):
+    # With a restart, the last instance answers for the queues it consumed from (those after the earlier stop).
+    earlier = [r.time_ms for r in run.get_requests(UNREGISTER_CLIENT) if r.time_ms < run.ended_ms - TRACE_GRAIN_MS]
+    for queue, (low, high) in sorted(get_consumed_bounds(run, max(earlier, default=float("-inf"))).items()):
         index, offset = last.get(queue, (None, None))
         if index is None:
             problems.append(f"{queue[0]}:{queue[1]} not persisted")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.checker.lifecycle import get_orderly_poison_verdict, get_shutdown_verdict, get_suspend_verdict
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
-from conformance.codec.codes import UNREGISTER_CLIENT
+from conformance.codec.codes import UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import BrokerRead, Delivery, QueueRead, WireRequest
 from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.run import get_forever_cap, has_kept_failing
@@ -139,6 +139,21 @@ def test_a_stop_that_persists_the_consumed_offsets_then_unregisters_conforms():
     run = stopped([persist(10_001.0, 2, True), unregister(10_002.0)], two_consumed())
     assert get_shutdown_verdict(run) == ("conforms", "persisted TopicTest:0=2, then UNREGISTER_CLIENT")
     assert get_shutdown_verdict(evolve(run, ended_ms=0.0)) is None  # no recorded stop: a hand-written history
+
+
+def test_after_a_restart_the_last_stop_answers_for_the_queues_the_last_instance_consumed_from():
+    """conformance-cpp drew it: the first instance consumed m0 from queue 0 and stopped (persisting it); the second
+    consumed only from queue 1, so its stop persists queue 1; queue 0 is not the second instance's to persist."""
+    m1_on_1 = orderly_delivery(1, 6_000.0, "m1", "CONSUME_SUCCESS", queue=1)
+    m1_on_1.message["commitLogOffset"] = 200  # another copy than m0's
+    persist_1 = WireRequest(10_001.0, UPDATE_CONSUMER_OFFSET, {"topic": "TopicTest", "queueId": "1",
+                                                                  "commitOffset": "1"}, 2)
+    requests = [persist(4_000.0, 1, True), unregister(4_001.0), persist_1, unregister(10_002.0)]
+    run = stopped(requests, [orderly_delivery(1, 0.0, "m0", "CONSUME_SUCCESS"), m1_on_1])
+    assert get_shutdown_verdict(run)[0] == "conforms", get_shutdown_verdict(run)
+    unpersisted = stopped([persist(4_000.0, 1, True), unregister(4_001.0), unregister(10_002.0)],
+                          [orderly_delivery(1, 0.0, "m0", "CONSUME_SUCCESS"), m1_on_1])
+    assert get_shutdown_verdict(unpersisted) == ("deviates", "TopicTest:1 not persisted")
 
 
 def test_a_stop_without_unregister_or_persist_or_with_a_stale_offset_deviates():

@@ -26,10 +26,9 @@ from conformance.checker.mechanisms import (
     get_send_backs,
     has_failed_send_back,
     has_fallback,
-    has_refused_send_back,
     is_orderly_raised_and_moved_on,
 )
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET, ResponseCode
 from conformance.history.records import SUCCESS, Run
 from model.values.config import get_max_reconsume_times
 
@@ -89,7 +88,7 @@ def has_failure_in_flight_at_stop(run: Run, key: str) -> bool:
 
 def has_refused_send_back_without_local_retry(run: Run, key: str) -> bool:
     """[CC-07] A send-back of `key` was refused (NO_PERMISSION) and `key` was never delivered after it."""
-    refused = [r.time_ms for r in get_send_backs(run, key) if has_refused_send_back(run, key)]
+    refused = [r.time_ms for r in get_send_backs(run, key) if r.response_code == ResponseCode.NO_PERMISSION]
     return bool(refused) and not any(d.time_ms > min(refused) for d in get_deliveries(run, key))
 
 

@@ -10,7 +10,16 @@ from hypothesis import strategies as st
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
-from conformance.history.records import BrokerRead, Delivery, QueueRead, Run, RunSettings, StoredCopy, WireRequest
+from conformance.history.records import (
+    BrokerRead,
+    Delivery,
+    FaultEvent,
+    QueueRead,
+    Run,
+    RunSettings,
+    StoredCopy,
+    WireRequest,
+)
 from conformance.history.workload import Fault, MessageSpec, Workload
 from model.values.message import compute_message_id
 
@@ -341,3 +350,22 @@ def test_a_failure_in_flight_when_cpp_stopped_is_its_own_declared_cause(_):
     assert "a failure in flight when the client stopped" in found["CC-06"].cause
     _found, problems = explained(evolve(run, requests=tuple(requests[:2])))
     assert any(p.startswith("undeclared deviation of SY-10") for p in problems), problems
+
+
+@once
+@given(st.just(None))
+def test_a_refused_send_back_of_a_retry_copy_is_cpps_declared_cc07_cause(_):
+    """conformance-cpp drew it: m0's first send-back was stored, its retry failed again and that send-back was refused
+    (NO_PERMISSION), and cpp dropped it. The cause 'a refused send-back not retried locally' looks at the refused
+    send-back only, not at the earlier one that succeeded and brought the retry."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),),
+                        (Fault("broker_not_writeable", "m0", 1),))
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER"),
+                  delivery(2, 1100.0, "m0", 200, 1, "RECONSUME_LATER", origin=100)]
+    requests = [send_back(10.0, 100), send_back(1110.0, 200, code=16), persist(5000.0, 1, oneway=False)]
+    stored = [StoredCopy(10.0, 100, "m0", 1, "%RETRY%G", 3)]
+    run = evolve(run_of(workload, deliveries, requests, stored),
+                 faults=(FaultEvent("broker_not_writeable", 1110.0, None, "m0#1"),))
+    found, problems = explained(run)
+    assert [p for p in problems if "undeclared" in p] == [], problems
+    assert found["CC-07"].status == "deviates" and "a refused send-back not retried locally" in found["CC-07"].cause

@@ -224,6 +224,7 @@ def run_consumers(backend: Backend, workload: Workload, settings: RunSettings, i
             produce_workload(backend, workload, settings)
         wait_until_quiet(backend, clients.consumers, started, RUN_LIMIT_S, workload.restart_after, scheduler, forever)
         if workload.restart_after is not None:
+            scheduler.wait_while_namesrv_stopped(backend.get_requests)
             clients.restart()
             wait_until_quiet(backend, clients.consumers, started, RUN_LIMIT_S, None, scheduler, forever)
         ended_ms = time.monotonic() * 1000

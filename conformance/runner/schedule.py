@@ -165,6 +165,13 @@ class Scheduler:
             END[active.fault.kind](self.backend, self.clients)
         self.events.append(FaultEvent(active.fault.kind, active.time_ms, self.clock() * 1000.0, active.target))
 
+    def wait_while_namesrv_stopped(self, get_requests: Callable[[], list[WireRequest]], poll_s: float = 0.05) -> None:
+        """Poll until no name-server outage is on (it ends after its duration): a 4.9.8 client cannot start
+        without a name server, so a restart waits for it as an operator would."""
+        while any(a.fault.kind == "namesrv_stop" for a in self.active):
+            self.poll(get_requests())
+            time.sleep(poll_s)
+
     def is_settled(self) -> bool:
         """No fault is on, and none waits for a moment of the clock (a delivery trigger may never be reached)."""
         return not self.active and not any(isinstance(f.trigger, AfterMs) for f in self.pending)

@@ -116,6 +116,21 @@ def test_a_client_due_back_while_the_name_server_is_stopped_comes_back_after_it(
     assert [e.kind for e in scheduler.events] == ["namesrv_stop", "client_kill"]
 
 
+def test_a_restart_waits_until_the_name_server_is_back():
+    """A workload's restart_after falling in a name-server outage (conformance-java-faults drew it): the restart
+    waits for the outage to end."""
+    scheduler, log, clock = make([ScheduledFault("namesrv_stop", AfterMs(0), 500)])
+    scheduler.poll([])
+    assert log[-1] == ("stop_namesrv",)
+
+    def requests():
+        clock.now += 0.25
+        return []
+
+    scheduler.wait_while_namesrv_stopped(requests, poll_s=0.0)
+    assert log[-1] == ("start_namesrv",) and scheduler.events[0].kind == "namesrv_stop"
+
+
 def test_after_a_delivery_fires_at_the_first_poll_after_that_delivery_of_that_message():
     scheduler, log, clock = make([ScheduledFault("client_kill", AfterDelivery("m1", 1), 1000)])
     deliver(scheduler, "m1", 0, clock.now)

@@ -81,7 +81,9 @@ class RealBackend:
         admin.create_topic(self.client, f"%RETRY%{settings.group}", 1)
         # The processes a fault stopped (kill_broker, stop_namesrv) and not yet started again; close() starts them.
         self.down: set[str] = set()
-        # A real fault: brokerPermission for the whole run (4: read-only), restored by close().
+        # A real fault: brokerPermission for the whole run (4: read-only), restored by close(); set_writeable
+        # changes it during a run.
+        self.perm = perm
         admin.update_broker_config(self.client, brokerPermission=perm)
 
     def produce(self, key: str, tags: str | None, delay_level: int, queue_id: int) -> None:
@@ -148,8 +150,12 @@ class RealBackend:
         4.9.8's updateBrokerConfig calls registerBrokerAll for brokerPermission); returns once the name server's
         route of the run's topic shows the permission."""
         perm = admin.PERM_READ_WRITE if writeable else admin.PERM_READ
+        self.perm = perm
+        if "broker" in self.down:
+            return  # restart_broker applies it
         admin.update_broker_config(self.client, brokerPermission=perm)
-        wait_for_route(self.broker.namesrv_addr, self.settings.topic, lambda perms: set(perms or [0]) == {perm})
+        if "namesrv" not in self.down:  # else start_namesrv registers the broker with it
+            wait_for_route(self.broker.namesrv_addr, self.settings.topic, lambda perms: set(perms or [0]) == {perm})
 
     def kill_broker(self) -> None:
         """Fault: the real broker killed (SIGKILL). The proxy first stops listening on its broker port and closes every
@@ -168,6 +174,8 @@ class RealBackend:
         self.broker.start_broker()
         self.client = BrokerClient(self.broker.broker_addr)
         self.down.discard("broker")
+        if self.perm != admin.PERM_READ_WRITE:  # a read-only broker restarts from broker.conf, read-write
+            admin.update_broker_config(self.client, brokerPermission=self.perm)
         if "namesrv" not in self.down:
             wait_for_route(self.broker.namesrv_addr, self.settings.topic, bool, REGISTER_LIMIT_S)
         self.proxy.open_endpoint("broker")

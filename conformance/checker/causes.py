@@ -86,6 +86,22 @@ def has_failure_in_flight_at_stop(run: Run, key: str) -> bool:
     return not sent and any(r.time_ms >= last.time_ms - TRACE_GRAIN_MS for r in run.get_requests(UNREGISTER_CLIENT))
 
 
+# Deliveries of one pulled batch reach the listener back to back (one listener call per message, consecutive).
+BATCH_WINDOW_MS = 5.0
+
+
+def is_in_a_raising_batch(run: Run, key: str) -> bool:
+    """[CC-04] A delivery of `key` (or `key` never shown) shares a pulled batch — deliveries within BATCH_WINDOW_MS —
+    with a listener exception or null answer, and the batch holds another message: rocketmq-client-cpp's binding
+    leaves the C return value unset when the listener raises, so the batch's answer is undefined (a failure read as
+    a success, a copy sent back that was never shown)."""
+    raised = [d for d in run.deliveries if d.status in ("EXCEPTION", "NULL")]
+    batches = [[d for d in run.deliveries if abs(d.time_ms - r.time_ms) <= BATCH_WINDOW_MS] for r in raised]
+    shared = [batch for batch in batches if len({d.uniq_key for d in batch}) > 1]
+    unseen = bool(shared) and not get_deliveries(run, key)
+    return unseen or any(key in {d.uniq_key for d in batch} for batch in shared)
+
+
 def has_refused_send_back_without_local_retry(run: Run, key: str) -> bool:
     """[CC-07] A send-back of `key` was refused (NO_PERMISSION) and `key` was never delivered after it."""
     refused = [r.time_ms for r in get_send_backs(run, key) if r.response_code == ResponseCode.NO_PERMISSION]
@@ -170,6 +186,8 @@ def has_twoway_offset_update(run: Run, key: str) -> bool:
 
 FAILURE_IN_FLIGHT_AT_STOP = Cause("a failure in flight when the client stopped: never sent back, its offset "
                                   "persisted past it", has_failure_in_flight_at_stop)
+RAISING_BATCH = Cause("a listener exception inside a pulled batch: the binding's unset return value",
+                      is_in_a_raising_batch)
 SEND_BACK_DROPPED = Cause("a failed send-back dropped: no fallback, no local retry", has_dropped_failed_send_back)
 EXCEPTION_SWALLOWED = Cause("a listener exception read as a success", has_swallowed_exception)
 ORDERLY_EXCEPTION_MOVED_ON = Cause("orderly: a listener exception read as a success, the queue moved on",

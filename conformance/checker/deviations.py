@@ -18,6 +18,7 @@ from conformance.checker.causes import (
     FAILURE_IN_FLIGHT_AT_STOP,
     NULL_SWALLOWED,
     ORDERLY_EXCEPTION_MOVED_ON,
+    RAISING_BATCH,
     RETRY_COPY_SWALLOWED,
     SEND_BACK_DROPPED,
     Cause,
@@ -150,7 +151,7 @@ DECLARED: tuple[Deviation, ...] = (
               "RECONSUME_LATER: usually a failure, sometimes CONSUME_SUCCESS, so the message is silently consumed "
               "(probed: [m0 success, m1 EXCEPTION] in one batch, m1 never sent back)",
               SOURCE + "src/extern/CPushConsumer.cpp#L44-L49", when=None,
-              causes=(EXCEPTION_SWALLOWED,),
+              causes=(EXCEPTION_SWALLOWED, RAISING_BATCH),
               frequency="20 of 20 runs with an EXCEPTION after an accepted message in one pulled batch; 0 of 20 "
                         "with a lone EXCEPTION (benchmarks/bench_declarations.py, NOTES.md)"),
     Deviation("OR-04", CPP,
@@ -174,14 +175,14 @@ DECLARED: tuple[Deviation, ...] = (
               SOURCE + "src/consumer/DefaultMQPushConsumer.cpp#L247-L254",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
                   run, SEND_BACK_FAULT_KINDS),
-              causes=(SEND_BACK_DROPPED, FAILURE_IN_FLIGHT_AT_STOP)),
+              causes=(SEND_BACK_DROPPED, FAILURE_IN_FLIGHT_AT_STOP, RAISING_BATCH)),
     Deviation("SY-10", CPP,
               "a message whose send-back failed is lost: neither consumed nor dead-lettered (follows from CC-06)",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L109-L132",
               when=lambda run: is_concurrently(run) and has_hit_send_back_fault(
                   run, SEND_BACK_FAULT_KINDS),
               causes=(SEND_BACK_DROPPED, EXCEPTION_SWALLOWED, ORDERLY_EXCEPTION_MOVED_ON,
-                      FAILURE_IN_FLIGHT_AT_STOP)),
+                      FAILURE_IN_FLIGHT_AT_STOP, RAISING_BATCH)),
     Deviation("CC-07", CPP,
               "with the broker not writeable the message is not kept for a local retry 5 s later",
               SOURCE + "src/consumer/ConsumeMessageConcurrentlyService.cpp#L124-L132",
@@ -193,7 +194,7 @@ DECLARED: tuple[Deviation, ...] = (
               "never saw (probed: m0 always failing, m1 and m2 in its batch were dead-lettered without one delivery; "
               "BROADCASTING [m0 failing, m1] lost m1 unseen)",
               SOURCE + "src/extern/CPushConsumer.cpp#L39-L51", when=None,
-              causes=(Cause("a pulled batch shares its first failure", is_batch_casualty),),
+              causes=(Cause("a pulled batch shares its first failure", is_batch_casualty), RAISING_BATCH),
               frequency="20 of 20 runs of [m0 failing once, m1, m2] (one pulled batch); 0 of 20 of the declared "
                         "counterexample and of the mixed workload (benchmarks/bench_declarations.py, NOTES.md)"),
     Deviation("CC-05", CPP,

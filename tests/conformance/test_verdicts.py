@@ -7,6 +7,7 @@ from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.checker.causes import is_in_a_raising_batch
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
@@ -369,3 +370,18 @@ def test_a_refused_send_back_of_a_retry_copy_is_cpps_declared_cc07_cause(_):
     found, problems = explained(run)
     assert [p for p in problems if "undeclared" in p] == [], problems
     assert found["CC-07"].status == "deviates" and "a refused send-back not retried locally" in found["CC-07"].cause
+
+
+def test_only_a_raise_inside_a_pulled_batch_is_the_raising_batch_cause():
+    """conformance-cpp drew it: m1 (RECONSUME_LATER) and m0 (EXCEPTION) in one pulled batch, the same millisecond;
+    cpp sent back a copy it never showed and lost m0. A raise inside a batch is the binding's documented trigger; a
+    raise alone, or apart from the others, is not."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)),
+                         MessageSpec("m1", "TagA", 0, ("RECONSUME_LATER",))))
+    together = [delivery(1, 0.0, "m1", 100, 0, "RECONSUME_LATER"), delivery(2, 0.0, "m0", 124, 0, "EXCEPTION")]
+    run = run_of(workload, together, [send_back(2.0, 1369)], [])
+    assert is_in_a_raising_batch(run, "m0") and is_in_a_raising_batch(run, "m1")
+    apart = [together[0], delivery(2, 900.0, "m0", 124, 0, "EXCEPTION")]
+    assert not is_in_a_raising_batch(run_of(workload, apart, [], []), "m0")
+    alone = run_of(Workload(workload.messages[:1]), together[1:], [], [])
+    assert not is_in_a_raising_batch(alone, "m0")

@@ -59,12 +59,15 @@ def has_refused_send_back(run: Run, key: str) -> bool:
 
 
 def get_hit_faults(run: Run) -> list[Fault]:
-    """The send-back faults that hit, as the run recorded them (Run.faults: the backend injected the fault into the
-    send-back that followed delivery `delivery` of message `key`, target "<key>#<delivery>")."""
+    """The send-back faults that hit a failure, as the run recorded them (Run.faults: the backend injected the fault
+    into the send-back that followed delivery `delivery` of message `key`, target "<key>#<delivery>") and that
+    delivery failed at the listener: a send-back of a copy the listener accepted (a batch sent back whole, CC-02)
+    carries the fault but no failure the client owes a retry."""
+    failed = {(d.uniq_key, d.seen_before) for d in run.deliveries if not run.workload.is_success(d.status)}
     hit = []
     for event in run.faults:
         key, _, delivery = event.target.rpartition("#")
-        if event.kind in SEND_BACK_FAULTS and key and delivery.isdigit():
+        if event.kind in SEND_BACK_FAULTS and key and delivery.isdigit() and (key, int(delivery)) in failed:
             hit.append(Fault(event.kind, key, int(delivery)))
     return hit
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checker.causes import is_in_a_raising_batch
+from conformance.checker.mechanisms import get_hit_faults
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
@@ -385,3 +386,18 @@ def test_only_a_raise_inside_a_pulled_batch_is_the_raising_batch_cause():
     assert not is_in_a_raising_batch(run_of(workload, apart, [], []), "m0")
     alone = run_of(Workload(workload.messages[:1]), together[1:], [], [])
     assert not is_in_a_raising_batch(alone, "m0")
+
+
+def test_a_fault_on_the_send_back_of_an_accepted_copy_is_no_hit_failure():
+    """The final CI rehearsal drew it: cpp sent m0's accepted third copy back with a failing batch-mate, the backend
+    faulted that send-back (m0#2), and cpp's SY-10 'when' then demanded a loss that could not be: m0 was consumed.
+    A hit is a fault on the send-back of a delivery that failed."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER", "RECONSUME_LATER")),))
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER"),
+                  delivery(2, 1100.0, "m0", 200, 1, "RECONSUME_LATER", origin=100),
+                  delivery(3, 2200.0, "m0", 300, 2, "CONSUME_SUCCESS", origin=100)]
+    run = evolve(run_of(workload, deliveries, [], []),
+                 faults=(FaultEvent("send_back_timeout", 2210.0, None, "m0#2"),))
+    assert get_hit_faults(run) == []
+    failed_then = evolve(run, faults=(FaultEvent("send_back_timeout", 1110.0, None, "m0#1"),))
+    assert get_hit_faults(failed_then) == [Fault("send_back_timeout", "m0", 1)]

@@ -155,6 +155,9 @@ def get_shutdown_verdict(run: Run) -> tuple | None:
     problems = []
     # With a restart, the last instance answers for the queues it consumed from (those after the earlier stop).
     earlier = [r.time_ms for r in run.get_requests(UNREGISTER_CLIENT) if r.time_ms < run.ended_ms - TRACE_GRAIN_MS]
+    # A killed instance sends no UNREGISTER_CLIENT: its end is the scheduled fault's, when the next one started.
+    earlier += [e.end_ms for e in run.faults if e.kind in ("client_kill", "client_restart") and e.end_ms is not None
+                and e.end_ms < run.ended_ms]
     for queue, (low, high) in sorted(get_consumed_bounds(run, max(earlier, default=float("-inf"))).items()):
         index, offset = last.get(queue, (None, None))
         if index is None:

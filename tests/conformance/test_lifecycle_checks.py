@@ -12,7 +12,7 @@ from conformance.checker.lifecycle import get_orderly_poison_verdict, get_shutdo
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
-from conformance.history.records import BrokerRead, Delivery, QueueRead, WireRequest
+from conformance.history.records import BrokerRead, Delivery, FaultEvent, QueueRead, WireRequest
 from conformance.history.workload import MessageSpec, Workload
 from conformance.runner.run import get_forever_cap, has_kept_failing
 from tests.conformance.test_verdicts import CPP, JAVA, SETTINGS, once, persist, run_of, statuses_of
@@ -154,6 +154,19 @@ def test_after_a_restart_the_last_stop_answers_for_the_queues_the_last_instance_
     unpersisted = stopped([persist(4_000.0, 1, True), unregister(4_001.0), unregister(10_002.0)],
                           [orderly_delivery(1, 0.0, "m0", "CONSUME_SUCCESS"), m1_on_1])
     assert get_shutdown_verdict(unpersisted) == ("deviates", "TopicTest:1 not persisted")
+
+
+def test_after_a_kill_the_last_stop_answers_for_what_the_restarted_instance_consumed():
+    """The fault-verdict table drew it (cpp, client_kill): the killed instance sent no UNREGISTER_CLIENT, so its end
+    is the scheduled fault's; the restarted instance consumed only from queue 1 and persisted queue 1."""
+    m1_on_1 = orderly_delivery(1, 6_000.0, "m1", "CONSUME_SUCCESS", queue=1)
+    m1_on_1.message["commitLogOffset"] = 200
+    persist_1 = WireRequest(10_001.0, UPDATE_CONSUMER_OFFSET, {"topic": "TopicTest", "queueId": "1",
+                                                                  "commitOffset": "1"}, 2)
+    run = stopped([persist_1, unregister(10_002.0)], [orderly_delivery(1, 0.0, "m0", "CONSUME_SUCCESS"), m1_on_1])
+    assert get_shutdown_verdict(run) == ("deviates", "TopicTest:0 not persisted")
+    killed = evolve(run, faults=(FaultEvent("client_kill", 1_000.0, 3_000.0, "after m0 delivery 0"),))
+    assert get_shutdown_verdict(killed)[0] == "conforms", get_shutdown_verdict(killed)
 
 
 def test_a_stop_without_unregister_or_persist_or_with_a_stale_offset_deviates():

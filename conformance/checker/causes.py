@@ -16,6 +16,7 @@ from conformance.checker.checks import (
     get_batch_verdict,
     get_orderly_retry_verdict,
     get_swallowed_keys,
+    get_unsent_keys,
 )
 from conformance.checker.differential import is_same_outcome, predict_with_group_max
 from conformance.checker.lifecycle import get_suspend_gaps
@@ -140,14 +141,8 @@ def has_quick_orderly_retry(run: Run, key: str) -> bool:
 def has_failed_retry_copy(run: Run, key: str) -> bool:
     """[CC-06] A copy of `key` pulled from %RETRY% (RETRY_TOPIC set) was answered RECONSUME_LATER and never sent
     back nor delivered again."""
-    return key in get_swallowed_or_unsent(run) and any(
+    return key in get_unsent_keys(run) | get_swallowed_keys(run) and any(
         d.status == "RECONSUME_LATER" and "RETRY_TOPIC" in d.message["properties"] for d in get_deliveries(run, key))
-
-
-def get_swallowed_or_unsent(run: Run) -> set[str]:
-    sent = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
-    return {d.uniq_key for d in run.deliveries
-            if d.status == "RECONSUME_LATER" and d.message["commitLogOffset"] not in sent} | get_swallowed_keys(run)
 
 
 def has_fallback_after_failed_send_back(run: Run, key: str) -> bool:

@@ -16,7 +16,8 @@ from conformance.checker.mechanisms import (
 )
 from conformance.checker.observe import check_invariants, get_arrival_order
 from conformance.checker.predict import Prediction, predict
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
+from conformance.codec.headers import SEND_FIELDS
 from conformance.history.records import Run, RunSettings
 from conformance.history.workload import REDELIVERING_FAULT_KINDS
 
@@ -107,17 +108,14 @@ def predict_with_group_max(run: Run) -> Prediction:
     """The 4.9.8 client with maxReconsumeTimes = the group's retryMaxTimes: what SB-09's deviation implies."""
     return predict_run(run, evolve(run.settings, max_reconsume_times=run.settings.retry_max_times))
 
-# SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b topic, l maxReconsumeTimes).
-SEND_CODES = {SEND_MESSAGE: ("topic", "maxReconsumeTimes"), SEND_MESSAGE_V2: ("b", "l")}
-
 def get_applied_max(run: Run) -> int:
     """The maximum the broker applied to this client: the maxReconsumeTimes of its first send-back header, else of
     its first own send to %RETRY% (an orderly give-up, or the fallback), else the group's retryMaxTimes."""
     for request in run.requests:
         if request.code == CONSUMER_SEND_MSG_BACK:
             sent = request.fields.get("maxReconsumeTimes")
-        elif request.code in SEND_CODES and request.fields.get(SEND_CODES[request.code][0], "").startswith("%RETRY%"):
-            sent = request.fields.get(SEND_CODES[request.code][1])
+        elif request.fields.get(SEND_FIELDS["topic"].get(request.code, ""), "").startswith("%RETRY%"):
+            sent = request.fields.get(SEND_FIELDS["maxReconsumeTimes"][request.code])
         else:
             continue
         if sent is not None:

@@ -14,13 +14,14 @@ from collections import defaultdict
 
 from attrs import frozen
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE, SEND_MESSAGE_V2, ResponseCode
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, ResponseCode
+from conformance.codec.headers import SEND_FIELDS
 from conformance.history.records import SUCCESS, Run
 from conformance.history.workload import SEND_BACK_FAULTS, Fault
 
 FATES = ("consumed", "dlq", "indefinite", "lost")
 # The topic field of SEND_MESSAGE and SEND_MESSAGE_V2 (whose header fields are single letters: b is the topic).
-SEND_TOPIC_FIELDS = {SEND_MESSAGE: "topic", SEND_MESSAGE_V2: "b"}
+SEND_TOPIC_FIELDS = SEND_FIELDS["topic"]
 FAILURES = frozenset({"RECONSUME_LATER", "EXCEPTION", "NULL", "SUSPEND_CURRENT_QUEUE_A_MOMENT", "ROLLBACK"})
 
 

@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import re
 
+from conformance.codec.codes import RequestCode
+
 # SendMessageRequestHeaderV2 carries SendMessageRequestHeader's fields under single letters.
 SEND_V2_KEYS = {"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
                 "e": "queueId", "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties",
                 "j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "brokerName"}
+# The header field of a SEND_MESSAGE (full names) and a SEND_MESSAGE_V2 (SEND_V2_KEYS' letters) that holds `name`.
+SEND_FIELDS = {name: {RequestCode.SEND_MESSAGE: name, RequestCode.SEND_MESSAGE_V2: letter}
+               for letter, name in SEND_V2_KEYS.items()}
 # PullSysFlag
 PULL_FLAG_COMMIT_OFFSET = 0x1
 PULL_FLAG_SUSPEND = 0x2

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, SEND_MESSAGE, SEND_MESSAGE_V2, ResponseCode
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
+from conformance.codec.headers import SEND_FIELDS
 from conformance.history.records import FaultEvent, WireRequest
 
 JAVA_BASE = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client"
@@ -147,7 +148,7 @@ class Disturbance:
 # A pull answered with one of these (or not yet answered) is no failure.
 PULL_ANSWERS = frozenset({None, ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
                           ResponseCode.PULL_OFFSET_MOVED})
-SEND_TOPIC_FIELDS = {SEND_MESSAGE: "topic", SEND_MESSAGE_V2: "b"}
+SEND_TOPIC_FIELDS = SEND_FIELDS["topic"]
 
 
 def get_wire_cause(request: WireRequest, refused_before: bool) -> str | None:

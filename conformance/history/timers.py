@@ -56,6 +56,7 @@ class ClientTimers:
     send_back_timeout: Timer  # CONSUMER_SEND_MSG_BACK's RPC timeout
     fallback_send: Timer  # the fallback send to %RETRY% (producer timeout) after a failed send-back
     pull_timeout: Timer  # a pull whose reply was lost fails this long after it was sent
+    start_rebalance: Timer  # a started instance's first rebalance (and so its first pulls), from its start
 
 
 JAVA = ClientTimers(
@@ -71,6 +72,7 @@ JAVA = ClientTimers(
     Timer(3000, f"{JAVA_BASE}/producer/DefaultMQProducer.java#L100-L100"),
     # 30 s, found by the response-table scan (every 1 s) only 1 s after it expired.
     Timer(32000, f"{JAVA_BASE}/impl/consumer/DefaultMQPushConsumerImpl.java#L101-L102"),
+    Timer(0, f"{JAVA_BASE}/impl/consumer/DefaultMQPushConsumerImpl.java#L666-L667"),
 )
 CPP = ClientTimers(
     "rocketmq-client-cpp", "1.2.3",
@@ -85,6 +87,7 @@ CPP = ClientTimers(
     Timer(None, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L247-L254"),  # no fallback send
     # The transport a timed-out send-back closes fails no pull in flight on it: each waits for this timer.
     Timer(30000, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L198-L205"),
+    Timer(0, f"{CPP_BASE}/consumer/DefaultMQPushConsumer.cpp#L377-L377"),
 )
 ALI_ONS = ClientTimers(
     "ali-ons", "3.12.0",
@@ -99,6 +102,7 @@ ALI_ONS = ClientTimers(
     # Two attempts of sendMsgTimeout 3000 (a new one starts only while less than 4 s have passed).
     Timer(6000, f"{ONS_BASE}/producer/mq_producer.js#L198-L199"),
     Timer(30000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L33-L33"),
+    Timer(0, f"{ONS_BASE}/mq_client.js#L75-L75"),
 )
 CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS)}
 REFERENCE = JAVA
@@ -119,8 +123,8 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
     A failed send-back: the fallback send's budget, then the local retry (a client with neither drops the message:
     nothing comes back). Unanswered: its RPC timeout first; the Java client then closes the socket, failing its
     pulls in flight (a pull back-off), while cpp's pulls in flight on the closed transport wait out their own
-    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. A process fault: the longer of a
-    heartbeat and a lost pull reply, then a pull back-off (unknown kinds are taken as one)."""
+    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. A fault the schedule injected: by
+    its kind (get_fault_recovery_ms)."""
     refused = timers.fallback_send.ms + timers.local_retry.ms if timers.local_retry.value_ms is not None else 0.0
     if cause in ("send_back_error", "broker_not_writeable", "fallback_first_refused", "fallback_failed"):
         return refused
@@ -131,6 +135,20 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
         return timers.pull_backoff.ms
     if cause == "unregistered":
         return timers.heartbeat.ms + timers.pull_backoff.ms
+    return get_fault_recovery_ms(timers, cause)
+
+
+def get_fault_recovery_ms(timers: ClientTimers, kind: str) -> float:
+    """How long after a scheduled fault of `kind` ended the client may take to be back. The broker writeable again
+    or the name server back: a pull back-off (pulls went on meanwhile on the cached route; what the read-only broker
+    refused shows on the wire as its own disturbance). A client restarted: its first rebalance, then a pull back-off
+    (the instance a kill left registered is unregistered when its socket closes). A broker restarted on its store,
+    or an unknown kind: the longer of a heartbeat (the restarted broker knows no consumer until one) and a lost pull
+    reply, then a pull back-off."""
+    if kind in ("broker_read_only", "namesrv_stop"):
+        return timers.pull_backoff.ms
+    if kind in ("client_restart", "client_kill"):
+        return timers.start_rebalance.ms + timers.pull_backoff.ms
     return max(timers.heartbeat.ms, timers.pull_timeout.ms) + timers.pull_backoff.ms
 
 

@@ -125,7 +125,7 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
     delivered cap times, or `limit_s` after `started` — later while a fault's recovery bound runs, up to
     RUN_LIMIT_MAX_S. A delayed copy falling due starts the QUIET_S again: the client has yet to pull and consume
     it. The `scheduler` fires and ends the workload's scheduled faults as the run goes; while one is on the run is
-    not quiet, nor before its RECOVERY_S after its end."""
+    not quiet, nor before the client's timers say it is back from it (conformance/history/timers.py)."""
     seen, quiet_since, cap_s = None, time.monotonic(), max(limit_s, RUN_LIMIT_MAX_S)
     while time.monotonic() - started < limit_s:
         if has_kept_failing(consumers, *forever):
@@ -150,15 +150,14 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
 
 def get_wait_end_s(requests: list[WireRequest], faults: list[FaultEvent], client: dict,
                    scheduler: Scheduler | None) -> float:
-    """When (on the driver's clock, in s) the run may be quiet: after the client's recovery from each failure and
-    fault so far (get_failure_wait_end_s) and from each scheduled fault; never while a scheduled fault is on or
-    waits for its moment."""
-    end = get_failure_wait_end_s(requests, faults, client)
+    """When (on the driver's clock, in s) the run may be quiet: after the client's recovery from each failure,
+    fault and scheduled fault so far (get_failure_wait_end_s); never while a scheduled fault is on or waits for its
+    moment."""
     if scheduler is None:
-        return end
+        return get_failure_wait_end_s(requests, faults, client)
     if not scheduler.is_settled():
         return float("inf")
-    return max(end, scheduler.get_wait_end_s())
+    return get_failure_wait_end_s(requests, [*faults, *scheduler.events], client)
 
 
 def get_client(consumers: list[Consumer]) -> dict:

@@ -22,14 +22,6 @@ from conformance.codec.headers import PULL_FLAG_COMMIT_OFFSET
 from conformance.history.records import Delivery, FaultEvent, WireRequest
 from conformance.history.workload import AfterMs, BeforeCommit, ScheduledFault
 
-# How long a run waits after a fault ended before it may be quiet: the client's time to come back to it. One
-# constant per kind, to be replaced by quiet periods derived from the client's timers. A broker back (writeable,
-# restarted): a failed pull is retried 3 s later, a failed send-back consumed again locally 5 s later. The name
-# server is needed only for route updates. A restarted client rebalances and pulls within a second or two.
-RECOVERY_S = {"broker_read_only": 6.0, "broker_kill": 8.0, "namesrv_stop": 3.0, "client_restart": 3.0,
-              "client_kill": 3.0}
-
-
 class ClientSlot:
     """The run's consumers in the order they were started, at most one live (the last): a client fault stops or
     kills the live one, and its end starts the next, which carries on the deliveries counted per message (`seen`)."""
@@ -179,10 +171,6 @@ class Scheduler:
     def get_state(self) -> tuple[int, int]:
         """(faults fired, faults ended): a change starts the run's quiet period again."""
         return len(self.active) + len(self.events), len(self.events)
-
-    def get_wait_end_s(self) -> float:
-        """When (on the clock, in s) the client has had RECOVERY_S to come back from the last ended fault."""
-        return max((e.end_ms / 1000.0 + RECOVERY_S[e.kind] for e in self.events), default=0.0)
 
     def finish(self) -> None:
         """End every fault still on as the run ends: the broker and name server are restored for the final read;

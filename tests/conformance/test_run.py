@@ -14,7 +14,6 @@ from conformance.harness import SETTINGS
 from conformance.history.records import BrokerRead, Delivery, FaultEvent, QueueRead, WireRequest
 from conformance.history.timers import ALI_ONS, CPP, JAVA, SLACK_MS
 from conformance.history.workload import (
-    SCHEDULED_FAULT_KINDS,
     AfterDelivery,
     AfterMs,
     MessageSpec,
@@ -216,7 +215,7 @@ class SwitchedBackend(FaultyBackend):
 
 def run_scheduled(backend: FakeBackend, schedule: tuple, monkeypatch):
     monkeypatch.setattr("conformance.runner.run.QUIET_S", 0.1)
-    monkeypatch.setattr("conformance.runner.schedule.RECOVERY_S", dict.fromkeys(SCHEDULED_FAULT_KINDS, 0.3))
+    monkeypatch.setattr("conformance.history.timers.SLACK_MS", 100.0)
     workload = Workload((MessageSpec("m0"),), schedule=schedule)
     return run_workload(lambda settings, workload: backend, workload, evolve(SETTINGS, group="g"), "i",
                         open_client=lambda request, script, log_dir: DeliveringConsumer(backend, request.topic))

@@ -31,6 +31,8 @@ from conformance.history.timers import (
     get_recovery_ms,
 )
 from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.runner.run import get_wait_end_s
+from conformance.runner.schedule import Scheduler
 from tests.conformance.test_verdicts import delivery, once, run_of, send_back, statuses_of
 
 JAVA_ID = {"name": JAVA.name, "version": JAVA.version}
@@ -64,6 +66,16 @@ def test_a_client_is_known_by_name_and_version_else_by_name_else_as_the_referenc
     (CPP, "pull_error", 0),
     (ALI_ONS, "send_back_timeout", 3000 + 6000 + 5000),
     (ALI_ONS, "pull_error", 3000),
+    # A scheduled fault, from its end: the broker restarted on its store knows no consumer until a heartbeat.
+    (JAVA, "broker_kill", 32000 + 1000),
+    (CPP, "broker_kill", 30000 + 0),
+    (ALI_ONS, "broker_kill", 30000 + 3000),
+    (JAVA, "broker_read_only", 1000),  # pulls went on; its refused send-backs are disturbances of their own
+    (JAVA, "namesrv_stop", 1000),  # pulls went on on the cached route
+    (ALI_ONS, "namesrv_stop", 3000),
+    (JAVA, "client_kill", 0 + 1000),  # a started instance rebalances at once, then pulls
+    (CPP, "client_restart", 0 + 0),
+    (ALI_ONS, "client_restart", 0 + 3000),
 ])
 def test_the_recovery_bound_of_a_cause_is_the_sum_of_the_clients_timers(timers, cause, bound_ms):
     assert get_recovery_ms(timers, cause) == bound_ms
@@ -90,6 +102,15 @@ def test_the_quiet_end_is_the_latest_recovery_of_the_faults_and_the_wire():
     assert get_quiet_end_ms(JAVA_ID, [fault], [pull(2000, 1)]) == 5000 + 33000 + SLACK_MS
     assert get_quiet_end_ms(JAVA_ID, [], [pull(2000, 1)]) == 2000 + 1000 + SLACK_MS
     assert get_quiet_end_ms(JAVA_ID, [], [pull(2000, 0)]) == 0.0
+
+
+def test_a_run_under_a_schedule_waits_for_the_clients_recovery_from_each_scheduled_fault_by_its_kind():
+    scheduler = Scheduler((), None, None, 0.0)
+    scheduler.events = [FaultEvent("client_kill", 1000.0, 3000.0), FaultEvent("broker_kill", 2000.0, 4000.0)]
+    assert get_wait_end_s([], [], JAVA_ID, scheduler) == (4000 + 33000 + SLACK_MS) / 1000
+    assert get_wait_end_s([], [], CPP_ID, scheduler) == (4000 + 30000 + SLACK_MS) / 1000
+    scheduler.events = [FaultEvent("client_kill", 1000.0, 3000.0)]
+    assert get_wait_end_s([pull(2000, 1)], [], JAVA_ID, scheduler) == (3000 + 1000 + SLACK_MS) / 1000
 
 
 def test_a_disturbance_extends_a_retrys_bound_only_if_it_began_before_the_retry_was_due_and_slack():

@@ -55,6 +55,35 @@ def heartbeat(client):
     return client.call(Rq.HEART_BEAT, body=encode_json_body(body))
 
 
+def consumer_list(client):
+    return client.call(Rq.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": GROUP})
+
+
+def test_a_consumer_is_unregistered_when_the_connection_it_heartbeated_on_closes(runner):
+    """RocketMQ 4.9.8's ConsumerManager.doChannelCloseEvent: a killed client's socket closes and the broker drops
+    it at once, so the group's other members rebalance its queues (not after a 120 s channel expiry)."""
+    with RemotingClient(runner.server.broker_addr) as observer:
+        with RemotingClient(runner.server.broker_addr) as member:
+            assert heartbeat(member).code == Rs.SUCCESS
+            listed = consumer_list(observer)
+            assert (listed.code, decode_json_body(listed.body)) == (Rs.SUCCESS, {"consumerIdList": ["c1"]})
+        deadline = time.monotonic() + 5
+        while consumer_list(observer).code == Rs.SUCCESS and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert consumer_list(observer).code == Rs.SYSTEM_ERROR  # no consumer left in the group
+
+
+def test_a_consumer_that_heartbeated_again_on_a_new_connection_outlives_its_old_one(runner):
+    with RemotingClient(runner.server.broker_addr) as observer:
+        with RemotingClient(runner.server.broker_addr) as old:
+            assert heartbeat(old).code == Rs.SUCCESS
+            with RemotingClient(runner.server.broker_addr) as new:
+                assert heartbeat(new).code == Rs.SUCCESS
+                old.close()
+                time.sleep(0.3)
+                assert decode_json_body(consumer_list(observer).body) == {"consumerIdList": ["c1"]}
+
+
 def test_send_pull_send_back_retry_then_dlq(runner):
     with RemotingClient(runner.server.broker_addr) as broker:
         assert heartbeat(broker).code == Rs.SUCCESS

@@ -12,7 +12,7 @@ import time
 
 import attrs
 
-from conformance.codec.codes import ResponseCode
+from conformance.codec.codes import HEART_BEAT, ResponseCode
 from conformance.codec.headers import get_missing_field
 from conformance.codec.remoting import (
     FrameError,
@@ -23,7 +23,7 @@ from conformance.codec.remoting import (
     read_frame,
 )
 from conformance.runner.server.broker_adapter import BrokerAdapter, create_broker_adapter
-from conformance.runner.server.handlers import HANDLERS, describe_body
+from conformance.runner.server.handlers import HANDLERS, describe_body, get_registrations, unregister_channel
 from conformance.runner.server.listener import close_listener, listen
 from conformance.runner.settings import BrokerSettings, Faults
 
@@ -60,6 +60,9 @@ class Server:
     _answering: dict = attrs.field(factory=lambda: {"namesrv": set(), "broker": set()})
     _tasks: set = attrs.field(factory=set)
     _connections: int = 0
+    # Per consumer (group, clientID): the broker connection it last heartbeated on (its channel, as the broker
+    # keeps it): closing that connection unregisters it.
+    _channels: dict = attrs.field(factory=dict)
     # The endpoints stopped by a fault (kill_broker, stop_namesrv) and not yet started again.
     down: set = attrs.field(factory=set)
     _changed: asyncio.Future | None = None
@@ -157,6 +160,8 @@ class Server:
                 raw = await read_frame(reader)
                 command = decode_frame(raw)
                 self._record(endpoint, "in", peer, command, raw)
+                if endpoint == "broker" and command.code == HEART_BEAT and not command.is_response:
+                    self._channels.update(dict.fromkeys(get_registrations(command), peer))
                 if not command.is_response:
                     self._spawn(self._answer(command, writer, lock, endpoint, peer), endpoint)
         except (asyncio.IncompleteReadError, ConnectionError, FrameError) as error:
@@ -165,6 +170,14 @@ class Server:
         finally:
             self._writers[endpoint].discard(writer)
             writer.close()
+            if endpoint == "broker":
+                self._close_channel(peer)
+
+    def _close_channel(self, peer: tuple[str, int]) -> None:
+        closed = {key for key, channel in self._channels.items() if channel == peer}
+        unregister_channel(self, closed)
+        for key in closed:
+            del self._channels[key]
 
     async def _answer(self, request: RemotingCommand, writer, lock, endpoint: str, peer: tuple[str, int]) -> None:
         response = await self.dispatch(request, endpoint)

@@ -69,6 +69,23 @@ async def heart_beat(server, request: RemotingCommand) -> RemotingCommand:
     return ok(request)
 
 
+def get_registrations(request: RemotingCommand) -> set[tuple[str, str]]:
+    """(group, clientID) of every consumer a HEART_BEAT registers (none for a body that is not one)."""
+    try:
+        data = decode_json_body(request.body)
+        return {(str(c["groupName"]), str(data.get("clientID", ""))) for c in data.get("consumerDataSet") or ()}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return set()
+
+
+def unregister_channel(server, registrations: set[tuple[str, str]]) -> None:
+    """A broker connection closed: every consumer that heartbeated on it (and on no connection since) is
+    unregistered, as RocketMQ 4.9.8's ConsumerManager.doChannelCloseEvent does — the group's other members then
+    rebalance its queues at once instead of after the channel's 120 s expiry."""
+    for group, client_id in registrations:
+        server.consumers.get(group, {}).pop(client_id, None)
+
+
 async def unregister_client(server, request: RemotingCommand) -> RemotingCommand:
     group = request.header("consumerGroup")
     if group:

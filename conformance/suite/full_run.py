@@ -83,7 +83,8 @@ def run_and_judge(open_client: OpenClient, workload: Workload, client_max: int, 
     except AssertionError as error:
         if not is_shrinking():
             raise
-        raise AssertionError(explain_failure(str(error), run, open_client, client_max, log_dir)) from None
+        rerun = (open_backend, fresh_topic)
+        raise AssertionError(explain_failure(str(error), run, open_client, client_max, log_dir, rerun)) from None
     return run, {verdict.rule: verdict.status for verdict in verdicts}
 
 
@@ -91,28 +92,32 @@ def get_client_name(open_client: OpenClient) -> str:
     return next((name for name, (opener, _) in CLIENTS.items() if opener is open_client), "cpp")
 
 
-def explain_failure(failure: str, run: Run, open_client: OpenClient, client_max: int, log_dir: str) -> str:
+def explain_failure(failure: str, run: Run, open_client: OpenClient, client_max: int, log_dir: str,
+                    rerun: tuple[OpenBackend, bool] = (open_model_backend, False)) -> str:
     """The failure bounded (MAX_FAILURE_LINES lines of MAX_LINE_CHARS), then per problem (at most
-    MAX_SHRUNK_PROBLEMS) the shrunk workload, the re-runs and seconds spent, and its replay command."""
+    MAX_SHRUNK_PROBLEMS) the shrunk workload, the re-runs (on the failing run's backend: `rerun` is how to open it
+    and whether a run needs a fresh topic) and seconds spent, and its replay command on that backend."""
     lines = [line[:MAX_LINE_CHARS] for line in failure.splitlines()]
     kept = lines[:MAX_FAILURE_LINES] + ([f"... ({len(lines) - MAX_FAILURE_LINES} more lines)"]
                                         if len(lines) > MAX_FAILURE_LINES else [])
     name = get_client_name(open_client)
     signatures = list(dict.fromkeys(get_signature(p) for p in find_problems(run)[1]))
     for signature in signatures[:MAX_SHRUNK_PROBLEMS]:
-        key = (name, repr(run.workload), client_max, signature)
+        key = (name, run.backend, repr(run.workload), client_max, signature)
         if key not in SHRUNK:
-            SHRUNK[key] = shrink_problem(open_client, (run.workload, client_max), signature, log_dir)
-        kept += format_shrunk(signature, SHRUNK[key], name)
+            SHRUNK[key] = shrink_problem(open_client, (run.workload, client_max), signature, log_dir, rerun)
+        kept += format_shrunk(signature, SHRUNK[key], name, run.backend)
     return "\n".join(kept)
 
 
-def shrink_problem(open_client: OpenClient, case: tuple[Workload, int], signature: str, log_dir: str) -> Shrunk:
-    """`case` shrunk to the smallest workload whose one re-run shows a problem of `signature` (get_budget())."""
+def shrink_problem(open_client: OpenClient, case: tuple[Workload, int], signature: str, log_dir: str,
+                   rerun: tuple[OpenBackend, bool] = (open_model_backend, False)) -> Shrunk:
+    """`case` shrunk to the smallest workload whose one re-run (on the backend `rerun` opens) shows a problem of
+    `signature` (get_budget())."""
 
     def shows(workload: Workload, client_max: int) -> bool:
         try:
-            run = run_case(open_client, workload, client_max, log_dir, "shrink")
+            run = run_case(open_client, workload, client_max, log_dir, "shrink", *rerun)
         except (RuntimeError, OSError, ValueError):
             return False
         return signature in {get_signature(problem) for problem in find_problems(run)[1]}
@@ -120,14 +125,18 @@ def shrink_problem(open_client: OpenClient, case: tuple[Workload, int], signatur
     return shrink_case(case, shows, get_budget())
 
 
-def format_shrunk(signature: str, shrunk: Shrunk, client: str) -> list[str]:
-    """The lines that show one problem's shrunk workload, what shrinking it cost, and its replay command."""
+def format_shrunk(signature: str, shrunk: Shrunk, client: str, backend: str = "model") -> list[str]:
+    """The lines that show one problem's shrunk workload, what shrinking it cost, and its replay command (on a real
+    backend, inside a loopback-only namespace, as the tox envs run it)."""
     source = format_case(shrunk.workload, shrunk.client_max)
     budget = get_budget()
+    real = backend not in ("", "model")
+    replay = (f"python -m conformance.runner.backends.loopback " if real else "") \
+        + f"python -m conformance.suite.replay --client {client}" + (f" --backend {backend}" if real else "")
     return [f"shrunk ({signature}): {source}",
             f"  {shrunk.runs} re-runs, {shrunk.seconds:.0f} s (budget {budget.runs} re-runs, {budget.seconds:.0f} s; "
             f"stopped: {shrunk.stopped})",
-            f"  replay: python -m conformance.suite.replay --client {client} {shlex.quote(source)}"]
+            f"  replay: {replay} {shlex.quote(source)}"]
 
 
 def get_counterexamples(client: tuple[str, str]) -> dict[str, list[str]]:

@@ -129,16 +129,19 @@ def test_a_problem_is_the_same_whatever_its_message_and_detail():
         == "harness fault bad-frame"
 
 
+class FakeRun:
+    def __init__(self, workload, backend="model"):
+        self.workload, self.backend = workload, backend
+
+
+def find_problems(run):
+    """The planted condition's problem (an undeclared CC-06), in place of the checker's."""
+    return [], (["undeclared deviation of CC-06 by x for m1 (no declared cause explains it): d"]
+                if has_exception_behind_send_back_error(run.workload) else [])
+
+
 def test_a_full_run_failure_shows_each_problem_shrunk_with_its_replay_command(monkeypatch, tmp_path):
     """The client's re-runs replaced: a run's problems are the planted condition's (an undeclared CC-06)."""
-
-    class FakeRun:
-        def __init__(self, workload):
-            self.workload = workload
-
-    def find_problems(run):
-        return [], (["undeclared deviation of CC-06 by x for m1 (no declared cause explains it): d"]
-                    if has_exception_behind_send_back_error(run.workload) else [])
 
     monkeypatch.setattr(full_run, "run_case", lambda _client, workload, *_args: FakeRun(workload))
     monkeypatch.setattr(full_run, "find_problems", find_problems)
@@ -152,7 +155,27 @@ def test_a_full_run_failure_shows_each_problem_shrunk_with_its_replay_command(mo
     assert f"replay: python -m conformance.suite.replay --client cpp '{source}'" in message
     assert "stopped: minimal" in message
     assert len(message) < 25_000
-    assert list(full_run.SHRUNK) == [("cpp", repr(BIG[0]), 2, "undeclared CC-06")]
+    assert list(full_run.SHRUNK) == [("cpp", "model", repr(BIG[0]), 2, "undeclared CC-06")]
+
+
+def test_a_failure_on_the_real_broker_is_shrunk_on_it_and_replayed_on_it(monkeypatch, tmp_path):
+    """Each re-run opens the failing run's backend (with a fresh topic), and the replay command names it, inside a
+    loopback-only namespace."""
+    opened = []
+
+    def run_case(_client, workload, _max, _log_dir, _prefix, open_backend, fresh_topic):
+        opened.append((open_backend, fresh_topic))
+        return FakeRun(workload, "rocketmq-4.9.8")
+
+    monkeypatch.setattr(full_run, "run_case", run_case)
+    monkeypatch.setattr(full_run, "find_problems", find_problems)
+    monkeypatch.setattr(full_run, "SHRUNK", {})
+    real = object()
+    message = full_run.explain_failure("undeclared deviation of CC-06 ...", FakeRun(BIG[0], "rocketmq-4.9.8"),
+                                       open_cpp_consumer, 2, str(tmp_path), (real, True))
+    assert opened and set(opened) == {(real, True)}
+    assert "replay: python -m conformance.runner.backends.loopback python -m conformance.suite.replay --client cpp " \
+           "--backend rocketmq-4.9.8 'Workload(" in message
 
 
 def test_dropping_a_message_drops_the_send_back_faults_on_it_and_keeps_pull_faults():

@@ -94,20 +94,24 @@ class Deliveries:
     def answer(self, outcome: dict) -> None:
         with self.lock:
             slot = self.waiting.get(outcome.get("delivery"))
+            if slot is not None and not slot[0].is_set():  # once released at stop, the release stands
+                slot[1].append(outcome)
+                slot[0].set()
         if slot is None:
             self.channel.send({"type": "error", "message": f"outcome for unknown delivery {outcome.get('delivery')}"})
-            return
-        slot[1].append(outcome)
-        slot[0].set()
 
     def release_all(self) -> None:
         """At stop: every blocked callback returns RECONSUME_LATER, so the library's shutdown can join its threads;
-        a `released` line tells the harness which answer the library really got."""
+        a `released` line tells the harness which answer the library really got. A callback whose outcome already
+        came keeps it, and no `released` line is sent for it (the history would say it failed where it succeeded)."""
+        released = []
         with self.lock:
-            slots = list(self.waiting.items())
-        for number, (event, answer) in slots:
-            answer.append({"status": "RECONSUME_LATER"})
-            event.set()
+            for number, (event, answer) in self.waiting.items():
+                if not event.is_set():
+                    answer.append({"status": "RECONSUME_LATER"})
+                    event.set()
+                    released.append(number)
+        for number in released:
             self.channel.send({"type": "released", "delivery": number, "status": "RECONSUME_LATER"})
 
 

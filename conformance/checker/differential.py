@@ -136,16 +136,21 @@ def get_invariant_verdicts(run: Run, prediction: Prediction) -> dict[str, tuple[
     return verdicts
 
 
-def get_fault_verdict(kinds: tuple[str, ...], what: str):
-    """[CC-06] [CC-07] A send-back fault of `kinds` hit (no restart after it), and every message's reconsumeTimes
-    and fate are the 4.9.8 client's: `what` happened as it does (a deviation is the differential check's)."""
+def get_fault_verdict(kinds: tuple[str, ...], what: str, on_wire: bool = False):
+    """[CC-06] [CC-07] A send-back fault of `kinds` hit (with `on_wire`, or the wire shows a failed delivery's
+    send-back answered with an error or not at all, whatever caused it: the read-only broker's own NO_PERMISSION),
+    no restart after it, and every message's reconsumeTimes and fate are the 4.9.8 client's: `what` happened as it
+    does (a deviation is the differential check's)."""
 
     def check(run: Run, prediction: Prediction) -> tuple[str, str] | None:
-        hit = [f for f in get_hit_faults(run) if f.kind in kinds]
+        hit = {f.key for f in get_hit_faults(run) if f.kind in kinds}
+        if on_wire:
+            hit |= {d.uniq_key for d in run.deliveries
+                    if not run.workload.is_success(d.status) and has_failed_send_back(run, d.uniq_key)}
         if run.workload.mode != "concurrently" or run.workload.model != "clustering" or not hit \
                 or run.workload.restart_after is not None or has_deviation(run, prediction):
             return None
-        return "conforms", f"{len(hit)} failed send-backs: {what}"
+        return "conforms", f"failed send-backs of {len(hit)} messages: {what}"
 
     return check
 

@@ -94,7 +94,8 @@ CHECKS = {"SB-09": get_header_verdict, "CC-02": lambda run, _p: get_batch_verdic
           "SY-08": lambda run, _p: get_broadcasting_verdict(run),
           "OR-07": get_orderly_retry_verdict, "CFG-02": get_default_max_verdict,
           "CC-06": get_fault_verdict(SEND_BACK_FAULT_KINDS,
-                                     "each message came back as the 4.9.8 client's (fallback send, else local retry)"),
+                                     "each message came back as the 4.9.8 client's (fallback send, else local retry)",
+                                     on_wire=True),
           "CC-07": get_fault_verdict(("broker_not_writeable",), "the fallback failed too; retried locally 5 s later"),
           "RS-14": get_fault_verdict(("fallback_first_refused",),
                                      "the fallback's first attempt was refused; its producer retry restarted "

@@ -11,7 +11,7 @@ from conformance.checker.causes import is_in_a_raising_batch
 from conformance.checker.mechanisms import get_hit_faults
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import (
     BrokerRead,
     Delivery,
@@ -401,3 +401,23 @@ def test_a_fault_on_the_send_back_of_an_accepted_copy_is_no_hit_failure():
     assert get_hit_faults(run) == []
     failed_then = evolve(run, faults=(FaultEvent("send_back_timeout", 1110.0, None, "m0#1"),))
     assert get_hit_faults(failed_then) == [Fault("send_back_timeout", "m0", 1)]
+
+
+@once
+@given(st.just(None))
+def test_a_send_back_the_broker_refused_on_its_own_is_judged_under_cc06_like_an_injected_fault(_):
+    """No fault injected: the broker itself answered NO_PERMISSION (read-only, as a scheduled fault makes it), the
+    Java client's fallback send to %RETRY% was stored and m0 came back through it. CC-06 is judged from the wire and
+    conforms (before, no CC-06 verdict was given for want of an injected fault); the same run without the fallback's
+    copy delivered deviates."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+    fallback = WireRequest(20.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "a": "CLIENT_INNER_PRODUCER", "m0": "m0"}, 0, 0)
+    requests = [send_back(10.0, 100, code=16, java=True), fallback, persist(5000.0, 1, True)]
+    deliveries = [delivery(1, 0.0, "m0", 100, 0, "RECONSUME_LATER", start_time=True),
+                  delivery(2, 1100.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, start_time=True)]
+    stored = [StoredCopy(20.0, 200, "m0", 1, "%RETRY%G", 4)]
+    found = statuses_of(judge(run_of(workload, deliveries, requests, stored, client=JAVA), predict(workload, SETTINGS)))
+    assert found.get("CC-06") == "conforms", found
+    lost = statuses_of(judge(run_of(workload, deliveries[:1], requests, stored, client=JAVA),
+                             predict(workload, SETTINGS)))
+    assert lost.get("CC-06") == "deviates", lost

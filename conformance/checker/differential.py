@@ -11,6 +11,7 @@ from conformance.checker.checks import get_batch_verdict, get_late_retries, get_
 from conformance.checker.mechanisms import (
     get_hit_faults,
     get_observed_fates,
+    get_wire_send_back_faults,
     has_failed_send_back,
     has_refused_send_back,
 )
@@ -101,8 +102,12 @@ def has_redelivering_fault(run: Run) -> bool:
 
 def predict_run(run: Run, settings: RunSettings | None = None) -> Prediction:
     """The 4.9.8 client's prediction of the run's workload (with `settings`, else the run's), its delayed messages
-    reaching their queues in the order the run's broker stored them (predict's `arrival`)."""
-    return predict(run.workload, settings or run.settings, get_arrival_order(run))
+    reaching their queues in the order the run's broker stored them (predict's `arrival`), and each send-back the
+    broker failed on its own failing there too (get_wire_send_back_faults)."""
+    workload = run.workload
+    if extra := get_wire_send_back_faults(run):
+        workload = evolve(workload, faults=(*workload.faults, *extra))
+    return predict(workload, settings or run.settings, get_arrival_order(run))
 
 def predict_with_group_max(run: Run) -> Prediction:
     """The 4.9.8 client with maxReconsumeTimes = the group's retryMaxTimes: what SB-09's deviation implies."""

@@ -140,3 +140,27 @@ def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
             else "indefinite" if spec.key in pending else "lost"
         fates[spec.key] = ObservedFate(spec.key, tuple(by_key.get(spec.key, ())), fate)
     return fates
+
+
+def get_wire_send_back_faults(run: Run) -> tuple[Fault, ...]:
+    """[CC-06] [CC-07] Each send-back of a failed delivery that the wire shows failed with no injected fault naming
+    it — the broker's own refusal (NO_PERMISSION while a scheduled fault has it read-only), or no answer (killed) —
+    as the request fault whose effect it had on the 4.9.8 client: its fallback sent and refused too,
+    broker_not_writeable; no answer, send_back_timeout; otherwise send_back_error. The prediction runs with them
+    (predict_run), so it knows what the history shows the broker did."""
+    failed = {d.message["commitLogOffset"]: d for d in run.deliveries if not run.workload.is_success(d.status)}
+    found: dict[tuple[str, int], Fault] = {}
+    for request in run.get_requests(CONSUMER_SEND_MSG_BACK):
+        delivery = failed.get(int(request.fields.get("offset", -1)))
+        if request.response_code == SUCCESS or delivery is None \
+                or run.workload.get_send_back_fault(delivery.uniq_key, delivery.seen_before) is not None:
+            continue
+        fallbacks = [r for r in get_retry_sends(run, delivery.uniq_key) if r.time_ms >= request.time_ms]
+        if request.response_code is None:
+            kind = "send_back_timeout"
+        elif fallbacks and all(r.response_code != SUCCESS for r in fallbacks):
+            kind = "broker_not_writeable"
+        else:
+            kind = "send_back_error"
+        found.setdefault((delivery.uniq_key, delivery.seen_before), Fault(kind, delivery.uniq_key, delivery.seen_before))
+    return tuple(found.values())

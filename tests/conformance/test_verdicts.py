@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checker.causes import is_in_a_raising_batch
-from conformance.checker.mechanisms import get_hit_faults
+from conformance.checker.differential import predict_run
+from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
@@ -421,3 +422,23 @@ def test_a_send_back_the_broker_refused_on_its_own_is_judged_under_cc06_like_an_
     lost = statuses_of(judge(run_of(workload, deliveries[:1], requests, stored, client=JAVA),
                              predict(workload, SETTINGS)))
     assert lost.get("CC-06") == "deviates", lost
+
+
+@once
+@given(st.just(None))
+def test_the_prediction_knows_a_send_back_the_broker_refused_on_its_own(_):
+    """conformance-java-faults drew it: maxReconsumeTimes 1, m1 fails, the broker (read-only by a scheduled fault)
+    refuses the send-back, and the Java client's fallback — reconsumeTimes 1, not below the maximum — goes straight
+    to %DLQ%: (0,) then the DLQ, where a send-back the broker took gives (0, 1) then the DLQ. The prediction runs
+    with the refusal the wire shows (a send_back_error), so the reference conforms."""
+    workload = Workload((MessageSpec("m1", "TagB", 0, ("NULL", "EXCEPTION")),))
+    settings = evolve(SETTINGS, max_reconsume_times=1)
+    fallback = WireRequest(20.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "a": "CLIENT_INNER_PRODUCER", "m1": "m1"}, 0, 0)
+    requests = [send_back(10.0, 100, code=16, java=True), fallback, persist(5000.0, 1, True)]
+    deliveries = [delivery(1, 0.0, "m1", 100, 0, "NULL", start_time=True)]
+    stored = [StoredCopy(20.0, 200, "m1", 1, "%DLQ%G", 0)]
+    run = run_of(workload, deliveries, requests, stored, client=JAVA, settings=settings)
+    assert get_wire_send_back_faults(run) == (Fault("send_back_error", "m1", 0),)
+    assert predict_run(run).fates["m1"].reconsume_times == (0,)
+    found = statuses_of(judge(run, predict_run(run)))
+    assert (found.get("CC-06"), found.get("CC-07")) == ("conforms", None), found

@@ -68,6 +68,7 @@ class PopBackend(Protocol):
     def set_group(self, group: str, retry_max_times: int = 16, policy: dict | None = None,
                   fifo: bool = False) -> None: ...
     def set_broker_config(self, **keys: object) -> None: ...
+    def get_broker_config(self) -> dict[str, str]: ...
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int: ...
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
             poll_ms: int = 0, exp: str = "*", order: bool = False, attempt_id: str | None = None) -> PopAnswer: ...
@@ -126,6 +127,9 @@ class RealPopBackend:
 
     def set_broker_config(self, **keys: object) -> None:
         admin.update_broker_config(self.client, **keys)
+
+    def get_broker_config(self) -> dict[str, str]:
+        return admin.get_broker_config(self.client)
 
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int:
         properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {})}

@@ -133,3 +133,7 @@ def facts(request):
 def keys_of(stored) -> list[str]:
     """The UNIQ_KEY of each stored message, in queue order."""
     return [m.properties.get("UNIQ_KEY") for m in stored]
+
+
+def read_dlq(backend: PopBackend, names: Names):
+    return backend.read_topic(pop.get_dlq_topic(names.group))

@@ -144,6 +144,14 @@ def get_message_handle(header: PopHeader, broker_name: str, stored_topic: str, q
                                 queue_id, queue_offset))
 
 
+def get_order_count(header: PopHeader, stored_topic: str, queue_id: int, queue_offset: int) -> int:
+    """How many times an orderly pop handed this offset out before (orderCountInfo: per offset, else per queue); the
+    Java client shows it as the message's reconsumeTimes (MQClientAPIImpl.processPopResponse). 0 when none."""
+    mark = get_topic_mark(stored_topic)
+    count = header.order_counts.get(f"{mark}@qo{queue_id}%{queue_offset}")
+    return count if count is not None else header.order_counts.get(f"{mark}@{queue_id}", 0)
+
+
 def encode_ack_request(group: str, topic: str, handle: str) -> dict[str, object]:
     """AckMessageRequestHeader for one handle; the topic is the handle's real topic (a retry topic for a revived
     copy), as the Java client and the proxy send it."""

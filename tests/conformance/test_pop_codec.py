@@ -54,6 +54,8 @@ def test_a_malformed_handle_is_refused(bad):
 def test_fifo_order_counts_and_group_policies():
     header = pop.decode_pop_header({**POP_HEADER, "orderCountInfo": "0 qo0%0 2;0 0 2"})
     assert header.order_counts == {"0@qo0%0": 2, "0@0": 2}
+    assert (pop.get_order_count(header, "T", 0, 0), pop.get_order_count(header, "T", 0, 5)) == (2, 2)
+    assert pop.get_order_count(header, "T", 1, 0) == 0
     config = pop.encode_group_config("G", 3, orderly=True, policy=pop.customized_policy([1000, 2000]))
     assert config["retryMaxTimes"] == 3 and config["consumeMessageOrderly"] is True
     assert config["groupRetryPolicy"] == {"type": "CUSTOMIZED", "customizedRetryPolicy": {"next": [1000, 2000]}}

@@ -143,11 +143,16 @@ class RealPopBackend:
         if response.code != ResponseCode.SUCCESS:
             return PopAnswer(response.code)
         header = pop.decode_pop_header(response.ext_fields)
-        messages = tuple(
-            to_popped(m, pop.get_message_handle(header, self.broker_name, m.topic, m.queue_id, m.queue_offset,
-                                                m.properties.get("POP_CK")))
-            for m in decode_messages(response.body))
+        messages = tuple(self._to_popped(header, m, order) for m in decode_messages(response.body))
         return PopAnswer(response.code, messages, header.pop_time, header.revive_qid, header.order_counts)
+
+    def _to_popped(self, header: pop.PopHeader, message: StoredMessage, order: bool) -> Popped:
+        """As the Java client reads it: the handle, and for an orderly pop the offset's count as reconsumeTimes."""
+        handle = pop.get_message_handle(header, self.broker_name, message.topic, message.queue_id,
+                                        message.queue_offset, message.properties.get("POP_CK"))
+        popped = to_popped(message, handle)
+        count = pop.get_order_count(header, message.topic, message.queue_id, message.queue_offset) if order else 0
+        return attrs.evolve(popped, reconsume_times=count) if count > 0 else popped
 
     def ack(self, group: str, topic: str, handle: str) -> int:
         return self.client.call(ACK_MESSAGE, pop.encode_ack_request(group, topic, handle)).code

@@ -8,6 +8,10 @@ then stops both JVMs; SIGKILL to whatever is left after STOP_TIMEOUT). ``run`` a
 started it dies (PR_SET_PDEATHSIG), so a killed test session leaves no JVM behind. :class:`RocketMQ5Session` gives a
 test session one such backend on a fresh data folder, removed at the end, its logs copied first when the session
 failed. Missing Debian jars: ``run`` names them and ``install-runtime``; the start fails with that line.
+
+``python -m conformance.runner.backends.rocketmq5 --install-runtime`` (tox env differential-broker-5) checks what
+``run`` checks (the Debian jars its ``need`` list names, java, openssl, libnetty-tcnative.so) and the namespace tools,
+and only if something is missing names it and runs ``install-runtime`` (root, or sudo).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -203,3 +208,44 @@ class RocketMQ5Session:
         kept = keep_logs(self.data_dir, self.logs_dir) if failed else None
         shutil.rmtree(self.data_dir, ignore_errors=True)
         return kept
+
+
+NEED = re.compile(r"^need=\(([^)]*)\)", re.MULTILINE)
+TOOLS = ("java", "openssl", "unshare", "ip")
+
+
+def get_missing_runtime(build: Path) -> list[str]:
+    """What `run` would report missing (the Debian jars of its ``need`` list, the tcnative library) and the tools
+    the harness needs; empty when nothing is."""
+    match = NEED.search((build / "run").read_text())
+    jars = [f"/usr/share/java/{name}.jar" for name in (match.group(1).split() if match else ())]
+    missing = [jar for jar in jars if not os.path.isfile(jar)]
+    missing += [tool for tool in TOOLS if shutil.which(tool) is None]
+    listed = subprocess.run(["dpkg", "-L", "libnetty-tcnative-jni"], capture_output=True, text=True, timeout=30)
+    if "/libnetty-tcnative.so" not in listed.stdout:
+        missing.append("libnetty-tcnative.so (libnetty-tcnative-jni)")
+    return missing
+
+
+def install_runtime(build: Path) -> int:
+    """Runs the build's install-runtime (and iproute2/util-linux) when something is missing; names what was."""
+    missing = get_missing_runtime(build)
+    if not missing:
+        return 0
+    print(f"missing {', '.join(missing)}: running {build / 'install-runtime'}", file=sys.stderr)
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "iproute2", "util-linux"],
+                    [str(build / "install-runtime")]):
+        subprocess.run([*sudo, *command], check=True, env=env, timeout=1800)
+    left = get_missing_runtime(build)
+    if left:
+        print(f"still missing after install-runtime: {', '.join(left)}", file=sys.stderr)
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--install-runtime"]:
+        raise SystemExit("usage: python -m conformance.runner.backends.rocketmq5 --install-runtime")
+    raise SystemExit(install_runtime(get_build_dir()))

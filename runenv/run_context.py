@@ -6,7 +6,8 @@ The switch and locations (all environment variables, so tox envs, xdist workers 
 - ``RMQSPEC_REPORTS_DIR`` is where run directories go (default ``reports/runs``; git-ignored);
 - ``RMQSPEC_RUN_ID`` names the run (default: UTC time + process id); tox sets one id for all its envs;
 - ``RMQSPEC_HYPOTHESIS_SEED`` replays a recorded seed (default: a fresh seed per run, so successive CI runs
-  explore different cases even though Hypothesis' own ``ci`` profile derandomizes).
+  explore different cases even though Hypothesis' own ``ci`` profile derandomizes);
+- ``RMQSPEC_BACKEND`` names the server the harness runs against (BACKENDS; default ``model``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ REPORTS_ON, REPORTS_OFF = ("1", "true", "yes"), ("", "0", "false", "no")
 # values would escape (space, ':', '=', '%', '/', ...) would make the run's files and rows disagree on its name.
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RUN_ID_RULE = "letters, digits, '.', '_' and '-' (up to 100, starting with a letter or digit), e.g. 20260121T195601Z-1"
+# The servers the harness can run against (conformance/runner/backends/): the model-backed server, RocketMQ 4.9.8's
+# broker, RocketMQ 5.3.3's proxy with its broker (the POP probes, differential/test_pop_*.py).
+BACKENDS = ("model", "rocketmq-4.9.8", "rocketmq-5.3.3")
 # The configuration variables of the suite (properties/suite.py checks their values) with their defaults.
 CONFIGURATION_VARIABLES = {
     "version": ("RMQSPEC_VERSION", "4.9.8"),
@@ -52,6 +56,9 @@ def check_environment(environ=os.environ) -> None:
     seed = environ.get("RMQSPEC_HYPOTHESIS_SEED", "")
     if seed and not seed.isdigit():
         raise SettingError("RMQSPEC_HYPOTHESIS_SEED", seed, "a non-negative integer")
+    backend = environ.get("RMQSPEC_BACKEND", "model")
+    if backend not in BACKENDS:
+        raise SettingError("RMQSPEC_BACKEND", backend, f"one of {', '.join(BACKENDS)}")
 
 
 def check_run_id(run_id: str, variable: str = "RMQSPEC_RUN_ID") -> str:

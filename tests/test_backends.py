@@ -19,7 +19,19 @@ def test_backend_defaults_to_model_and_names_a_bad_value_in_one_line():
     assert get_backend_name({"RMQSPEC_BACKEND": "rocketmq-4.9.8"}) == "rocketmq-4.9.8"
     with pytest.raises(BackendSettingError) as error:
         get_backend_name({"RMQSPEC_BACKEND": "kafka"})
-    assert str(error.value) == "RMQSPEC_BACKEND='kafka' is not allowed: expected one of model, rocketmq-4.9.8"
+    assert str(error.value) == ("RMQSPEC_BACKEND='kafka' is not allowed: expected one of model, rocketmq-4.9.8, "
+                                "rocketmq-5.3.3")
+
+
+def test_a_bad_backend_fails_the_session_start_in_one_line():
+    """The suite's start-up check (runenv, called by the root conftest's pytest_configure) names it."""
+    from runenv.run_context import SettingError, check_environment
+
+    check_environment({"RMQSPEC_BACKEND": "rocketmq-5.3.3"})
+    with pytest.raises(SettingError) as error:
+        check_environment({"RMQSPEC_BACKEND": "rocketmq-5"})
+    assert str(error.value) == ("RMQSPEC_BACKEND='rocketmq-5' is not valid: expected one of model, rocketmq-4.9.8, "
+                                "rocketmq-5.3.3")
 
 
 def test_rocketmq_home_is_a_4x_lib_folder(tmp_path):

@@ -1,6 +1,8 @@
-"""Request and response codes of RocketMQ 4.9.8 (RequestCode.java, ResponseCode.java, RemotingSysResponseCode.java).
+"""Request and response codes of RocketMQ 4.9.8 (RequestCode.java, ResponseCode.java, RemotingSysResponseCode.java),
+and the 5.x POP codes the 5.3.3 backend uses (same values in 5.3.3, where the classes moved to remoting/).
 
 Source: https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/common/src/main/java/org/apache/rocketmq/common/protocol/RequestCode.java
+and https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/remoting/src/main/java/org/apache/rocketmq/remoting/protocol/RequestCode.java
 """
 
 from enum import IntEnum
@@ -46,6 +48,13 @@ class RequestCode(IntEnum):
     CONSUME_MESSAGE_DIRECTLY = 309
     SEND_MESSAGE_V2 = 310
     SEND_BATCH_MESSAGE = 320
+    GET_TOPIC_CONFIG = 351
+    GET_SUBSCRIPTIONGROUP_CONFIG = 352
+    # 5.x POP (rocketmq-all-5.3.3)
+    POP_MESSAGE = 200050
+    ACK_MESSAGE = 200051
+    CHANGE_MESSAGE_INVISIBLETIME = 200053
+    BATCH_ACK_MESSAGE = 200151
 
 
 class ResponseCode(IntEnum):
@@ -73,6 +82,7 @@ class ResponseCode(IntEnum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     FILTER_DATA_NOT_EXIST = 27
     FILTER_DATA_NOT_LATEST = 28
+    INVALID_PARAMETER = 29
     TRANSACTION_SHOULD_COMMIT = 200
     TRANSACTION_SHOULD_ROLLBACK = 201
     TRANSACTION_STATE_UNKNOW = 202
@@ -82,6 +92,8 @@ class ResponseCode(IntEnum):
     CONSUMER_NOT_ONLINE = 206
     CONSUME_MSG_TIMEOUT = 207
     NO_MESSAGE = 208
+    POLLING_FULL = 209
+    POLLING_TIMEOUT = 210
 
 
 # The request codes the harness names most, as plain constants (the values are RequestCode's, defined above).
@@ -105,3 +117,7 @@ UPDATE_AND_CREATE_SUBSCRIPTIONGROUP = RequestCode.UPDATE_AND_CREATE_SUBSCRIPTION
 GET_ALL_DELAY_OFFSET = RequestCode.GET_ALL_DELAY_OFFSET
 GET_ROUTEINFO_BY_TOPIC = RequestCode.GET_ROUTEINFO_BY_TOPIC
 GET_BROKER_CLUSTER_INFO = RequestCode.GET_BROKER_CLUSTER_INFO
+POP_MESSAGE = RequestCode.POP_MESSAGE
+ACK_MESSAGE = RequestCode.ACK_MESSAGE
+CHANGE_MESSAGE_INVISIBLETIME = RequestCode.CHANGE_MESSAGE_INVISIBLETIME
+GET_SUBSCRIPTIONGROUP_CONFIG = RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG

@@ -1,4 +1,5 @@
-"""The backends the harness runs against: the model-backed server (``model``, the default) or a real RocketMQ broker.
+"""The backends the harness runs against: the model-backed server (``model``, the default), RocketMQ 4.9.8's broker
+or RocketMQ 5.3.3's proxy with its broker (rocketmq5.py, for the POP probes).
 
 ``RMQSPEC_BACKEND`` chooses one (:func:`get_backend_name`); ``RMQSPEC_ROCKETMQ_HOME`` points the real backend at a
 RocketMQ 4.x binary distribution's ``lib/`` folder instead of the 4.9.8 build beside the project.
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import os
 
-BACKENDS = ("model", "rocketmq-4.9.8")
+from runenv.run_context import BACKENDS
+
+__all__ = ["BACKENDS", "BackendSettingError", "get_backend_name"]
 
 
 class BackendSettingError(ValueError):

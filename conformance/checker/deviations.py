@@ -101,10 +101,12 @@ def is_concurrently(run) -> bool:
 
 
 def is_plain_clustering(run) -> bool:
-    """CLUSTERING, concurrently, no restart, no fault: every delivery the listener got is judged as is."""
+    """CLUSTERING, concurrently, no restart, no fault (injected or scheduled): every delivery the listener got is
+    judged as is. Under a fault a deviation whose `when` needs a plain run may show (its causes still bound what it
+    covers) but need not: a restart or a kill may deliver the copy again before its loss could show."""
     workload = run.workload
     return is_concurrently(run) and workload.model == "clustering" and not workload.restart_after \
-        and not workload.faults
+        and not workload.faults and not workload.schedule
 
 
 def has_failed_retry_copy(run) -> bool:

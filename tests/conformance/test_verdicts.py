@@ -23,7 +23,7 @@ from conformance.history.records import (
     StoredCopy,
     WireRequest,
 )
-from conformance.history.workload import Fault, MessageSpec, Workload
+from conformance.history.workload import AfterDelivery, Fault, MessageSpec, ScheduledFault, Workload
 from model.values.message import compute_message_id
 
 CPP = {"name": "rocketmq-client-cpp", "version": "1.2.3", "binding": "rocketmq", "bindingVersion": "0.4.4"}
@@ -442,3 +442,21 @@ def test_the_prediction_knows_a_send_back_the_broker_refused_on_its_own(_):
     assert predict_run(run).fates["m1"].reconsume_times == (0,)
     found = statuses_of(judge(run, predict_run(run)))
     assert (found.get("CC-06"), found.get("CC-07")) == ("conforms", None), found
+
+
+@once
+@given(st.just(None))
+def test_ali_ons_retry_copy_loss_need_not_show_under_a_scheduled_fault(_):
+    """ali-ons answers RECONSUME_LATER on a retry copy, then is killed before its offset was committed: the restarted
+    instance delivers the copy again and it is consumed. The CC-06/SY-10 loss that a plain run must show did not
+    happen here, and that is no problem: under a scheduled fault the declaration need not show."""
+    kill = ScheduledFault("client_kill", AfterDelivery("m0", 1), 1000)
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER", "RECONSUME_LATER")),), schedule=(kill,))
+    deliveries, requests, stored = retry_chain(["RECONSUME_LATER"], java=True)
+    requests[-1] = persist(5000.0, 1, oneway=False)
+    deliveries += [delivery(2, 1100.0, "m0", 200, 1, "RECONSUME_LATER", origin=100),
+                   delivery(3, 4000.0, "m0", 200, 1, "CONSUME_SUCCESS", origin=100, seen=2)]
+    run = evolve(run_of(workload, deliveries, requests, stored, client=ALI_ONS),
+                 faults=(FaultEvent("client_kill", 1200.0, 2200.0, "m0 delivery 1"),))
+    verdicts = judge(run, predict(workload, SETTINGS))
+    assert not [p for p in check_declarations(verdicts, run) if "did not happen" in p]

@@ -47,6 +47,11 @@ class Profile:
     new_process_queue_locked: bool
     # §6: readOffset maps a broker exception to -1 (4.9) or -2 (5.x).
     read_offset_broker_exception_is_not_found: bool
+    # 5.x server-side retry: POP, checkpoints, invisible time, revive, the proxy (5.0.0+; none in 4.x).
+    server_side_retry: bool
+    # PD-06: the local proxy's handle after changeInvisibleDuration keeps the old checkpoint's start offset
+    # (LocalMessageService, 5.0.0 through develop).
+    proxy_change_keeps_batch_start_offset: bool
 
 
 _V4_9_1 = Profile(
@@ -66,6 +71,8 @@ _V4_9_1 = Profile(
     orderly_rebalance_force_unlock=False,
     new_process_queue_locked=False,
     read_offset_broker_exception_is_not_found=True,
+    server_side_retry=False,
+    proxy_change_keeps_batch_start_offset=False,
 )
 _V4_9_8 = evolve(
     _V4_9_1,
@@ -83,6 +90,8 @@ _V5_0_0 = evolve(
     retry_send_dlq_stored_immediately=True,
     orderly_rebalance_force_unlock=True,
     read_offset_broker_exception_is_not_found=False,
+    server_side_retry=True,
+    proxy_change_keeps_batch_start_offset=True,
 )
 _V5_3_3 = evolve(
     _V5_0_0,

@@ -1,0 +1,165 @@
+"""ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME (AckMessageProcessor, ChangeInvisibleTimeProcessor,
+spec/14-pop.md): an ack marks its offset in its checkpoint; a change writes a new checkpoint, then acks the old."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from attrs import frozen
+
+from model.broker.consumer_offsets import commit_offset, query_offset
+from model.broker.pop.fifo import commit_and_next, set_next_visible_time
+from model.broker.pop.handle import Handle
+from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
+
+
+@frozen
+class AckRequest:
+    """AckMessageRequestHeader: the group, the topic the message is stored in (a retry topic for a retry copy),
+    its queue and queue offset, and the handle (extraInfo)."""
+
+    group: str
+    topic: str
+    queue_id: int
+    offset: int
+    handle: Handle
+
+
+@frozen
+class ChangeRequest:
+    """ChangeInvisibleTimeRequestHeader: what an ack names, and the new invisible time."""
+
+    group: str
+    topic: str
+    queue_id: int
+    offset: int
+    handle: Handle
+    invisible_time: int
+
+
+class AckAnswer(NamedTuple):
+    """The response code; `effective` says whether the ack reached a checkpoint not yet revived (or the order
+    info of its pop); the rules taken."""
+
+    code: str
+    effective: bool
+    rules: tuple[str, ...]
+
+
+class ChangeAnswer(NamedTuple):
+    """The response: its code, the pop time and invisible time of the new handle (None when the broker set none),
+    whether the old handle's checkpoint was still pending (False: the change revives the message once more, PO-09)
+    and the rules taken."""
+
+    code: str
+    pop_time: int | None
+    invisible_time: int | None
+    revive_queue_id: int
+    was_pending: bool
+    rules: tuple[str, ...]
+
+
+def get_offset_refusal(state: PopBroker, topic: str, queue_id: int, offset: int, *, last_included: bool) -> str | None:
+    """[PO-07] The checks before an ack (or a change): unknown topic, a queue outside the read queues, an offset
+    outside the queue — an ack accepts the max offset itself (offset > max), a change does not (offset >= max)."""
+    config = state.broker.topics.get(topic)
+    if config is None:
+        return "TOPIC_NOT_EXIST"
+    if not 0 <= queue_id < config.read_queue_nums:
+        return "MESSAGE_ILLEGAL"
+    high = state.broker.store.get_max_offset_in_queue(topic, queue_id)
+    if offset < 0 or offset > high or (offset == high and not last_included):
+        return "NO_MESSAGE"
+    return None
+
+
+def on_ack(state: PopBroker, request: AckRequest, now: int) -> tuple[PopBroker, AckAnswer]:
+    """[PO-07] Handle ACK_MESSAGE: SUCCESS for any handle of an offset in range; the ack marks its checkpoint only
+    while that checkpoint waits in the revive topic — after its revive (or without one) it changes nothing."""
+    refusal = get_offset_refusal(state, request.topic, request.queue_id, request.offset, last_included=True)
+    if refusal is not None:
+        return state, AckAnswer(refusal, False, ("PO-07",))
+    if request.handle.is_order:
+        return process_ack_orderly(state, request)
+    state, effective = process_ack_checkpoint(state, request.topic, request.group, request.queue_id, request.offset,
+                                              request.handle)
+    return state, AckAnswer("SUCCESS", effective, ("PO-07",))
+
+
+def mark_acked(ck: Checkpoint, offset: int) -> Checkpoint | None:
+    """The checkpoint with `offset` acked (None when the offset is not one of its own)."""
+    if offset not in ck.offsets:
+        return None
+    return ck._replace(acked=ck.acked | 1 << ck.offsets.index(offset))
+
+
+def process_ack_checkpoint(state: PopBroker, topic: str, group: str, queue_id: int, offset: int,
+                           handle: Handle) -> tuple[PopBroker, bool]:
+    """The ack message merged by mergeKey (topic, group, queue, the handle's start offset and pop time) into the
+    pending checkpoint, which is finished when all its offsets are acked (effective: True only when it acks an
+    offset still unacked there); an ack of a checkpoint revived since the last persist is kept with it for a
+    replay after a crash (PO-10) but revives nothing less."""
+    key = (topic, group, queue_id, handle.start_offset, handle.pop_time)
+    pending = state.pop.checkpoints.get(key)
+    acked = mark_acked(pending, offset) if pending is not None else None
+    if acked is not None and acked != pending:
+        checkpoints = state.pop.checkpoints.delete(key) if acked.is_done else state.pop.checkpoints.set(key, acked)
+        return set_pop(state, checkpoints=checkpoints), True
+    revived = state.pop.revived.get(key)
+    late = mark_acked(revived, offset) if revived is not None else None
+    if late is not None:
+        return set_pop(state, revived=state.pop.revived.set(key, late)), False
+    return state, False
+
+
+def process_ack_orderly(state: PopBroker, request: AckRequest) -> tuple[PopBroker, AckAnswer]:
+    """[FF-05] ackOrderly: an offset below the committed one changes nothing; otherwise commitAndNext decides the
+    offset to commit (-2, another pop's handle: nothing; -1: MESSAGE_ILLEGAL)."""
+    committed = query_offset(state.broker, request.group, request.topic, request.queue_id)
+    if request.offset < committed:
+        return state, AckAnswer("SUCCESS", False, ("FF-05",))
+    key = (request.topic, request.group, request.queue_id)
+    info, next_offset = commit_and_next(state.pop.order_infos.get(key), request.offset, request.handle.pop_time)
+    if next_offset == -1:
+        return state, AckAnswer("MESSAGE_ILLEGAL", False, ("FF-05",))
+    if next_offset == -2:
+        return state, AckAnswer("SUCCESS", False, ("FF-05",))
+    if info is not None:
+        state = set_pop(state, order_infos=state.pop.order_infos.set(key, info))
+    broker = commit_offset(state.broker, request.group, request.topic, request.queue_id, next_offset)
+    return set_broker(state, broker), AckAnswer("SUCCESS", True, ("FF-02", "FF-05"))
+
+
+def on_change_invisible_time(state: PopBroker, request: ChangeRequest, now: int) -> tuple[PopBroker, ChangeAnswer]:
+    """[PO-08] Handle CHANGE_MESSAGE_INVISIBLETIME: a new checkpoint for this one message (start offset = its
+    offset, pop time = now, the new invisible time), then an ack of the old checkpoint; the answer's pop time is
+    now, so the caller gets a new handle. The old checkpoint is not checked: a stale handle still adds one (PO-09)."""
+    refusal = get_offset_refusal(state, request.topic, request.queue_id, request.offset, last_included=False)
+    if refusal is not None:
+        return state, ChangeAnswer(refusal, None, None, request.handle.revive_queue_id, False, ("PO-08",))
+    if request.handle.is_order:
+        return process_change_orderly(state, request, now)
+    ck = Checkpoint(request.topic, request.group, request.queue_id, request.offset, now, request.invisible_time,
+                    (request.offset,), request.handle.revive_queue_id)
+    collides = ck.key in state.pop.checkpoints  # [PO-11] the pop's own key: it replaces the pop's checkpoint
+    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
+                                                request.offset, request.handle)
+    rules = ("PO-08",) + (() if was_pending else ("PO-09",)) + (("PO-11",) if collides else ())
+    return state, ChangeAnswer("SUCCESS", now, request.invisible_time, ck.revive_queue_id, was_pending, rules)
+
+
+def process_change_orderly(state: PopBroker, request: ChangeRequest, now: int) -> tuple[PopBroker, ChangeAnswer]:
+    """[FF-04] processChangeInvisibleTimeForOrder: below the committed offset nothing changes (and the answer sets
+    no times); otherwise the offset becomes visible at now + invisible time and the handle keeps its pop time."""
+    handle = request.handle
+    if request.offset < query_offset(state.broker, request.group, request.topic, request.queue_id):
+        return state, ChangeAnswer("SUCCESS", None, None, handle.revive_queue_id, False, ("FF-04",))
+    key = (request.topic, request.group, request.queue_id)
+    next_visible = now + request.invisible_time
+    info = state.pop.order_infos.get(key)
+    changed = set_next_visible_time(info, request.offset, handle.pop_time, next_visible)
+    if changed is not None:
+        state = set_pop(state, order_infos=state.pop.order_infos.set(key, changed))
+    return state, ChangeAnswer("SUCCESS", handle.pop_time, next_visible - handle.pop_time, handle.revive_queue_id,
+                               changed is not info, ("FF-04",))

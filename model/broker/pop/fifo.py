@@ -1,0 +1,87 @@
+"""FIFO consumption by POP (ConsumerOrderInfoManager, spec/17-fifo.md): an orderly pop blocks its queue while a
+message of it is in flight; acks move the offset; each offset counts its attempts."""
+
+from __future__ import annotations
+
+import immutables
+
+from model.broker.pop.state import OrderInfo
+
+
+def is_order_blocked(info: OrderInfo | None, attempt_id: str | None, invisible_time: int, now: int) -> bool:
+    """[FF-01] OrderInfo.needBlock: blocked while some offset of the last orderly pop is neither acked nor past
+    its next visible time (pop time + invisible time, or what a change set); never for the same attempt id."""
+    if info is None or not info.offsets:
+        return False
+    if info.attempt_id is not None and info.attempt_id == attempt_id:
+        return False
+    invisible = info.invisible_time if info.invisible_time > 0 else invisible_time
+    for index, offset in enumerate(info.offsets):
+        if not info.committed >> index & 1:
+            visible_at = info.next_visible.get(offset, info.pop_time + invisible)
+            if now < visible_at:
+                return True
+    return False
+
+
+def compute_consumed_counts(previous: OrderInfo | None, attempt_id: str | None, offsets: tuple[int, ...]):
+    """[FF-03] OrderInfo.mergeOffsetConsumedCount: the same attempt id keeps the counts; another attempt counts
+    +1 for each offset popped again (an offset seen for the first time has no count, i.e. 0)."""
+    if previous is None:
+        return immutables.Map()
+    if previous.attempt_id is not None and previous.attempt_id == attempt_id:
+        return previous.consumed
+    again = set(previous.offsets)
+    return immutables.Map({offset: previous.consumed.get(offset, 0) + 1 for offset in offsets if offset in again})
+
+
+def compute_pop_order_info(previous: OrderInfo | None, attempt_id: str | None, pop_time: int, invisible_time: int,
+                           offsets: tuple[int, ...]) -> OrderInfo:
+    """[FF-02] ConsumerOrderInfoManager.update: a new order info for this pop (nothing acked, no next visible
+    times), with the merged attempt counts."""
+    consumed = compute_consumed_counts(previous, attempt_id, offsets)
+    return OrderInfo(attempt_id, pop_time, invisible_time, offsets, 0, immutables.Map(), consumed)
+
+
+def compute_order_count(info: OrderInfo, offset: int) -> int:
+    """[FF-03] The attempt count of one offset (what the remoting client sets as reconsumeTimes when > 0)."""
+    return info.consumed.get(offset, 0)
+
+
+def compute_queue_order_count(info: OrderInfo) -> int:
+    """[FF-03] The queue's count in orderCountInfo: the least count of the pop, 0 if an offset has none (what the
+    local-mode proxy sets as reconsumeTimes when > 0)."""
+    if len(info.consumed) != len(info.offsets):
+        return 0
+    return min(info.consumed.values(), default=0)
+
+
+def compute_next_offset(info: OrderInfo) -> int:
+    """OrderInfo.getNextOffset: the first offset not acked, or the last + 1 when all are."""
+    for index, offset in enumerate(info.offsets):
+        if not info.committed >> index & 1:
+            return offset
+    return info.offsets[-1] + 1
+
+
+def commit_and_next(info: OrderInfo | None, offset: int, pop_time: int) -> tuple[OrderInfo | None, int]:
+    """[FF-05] ConsumerOrderInfoManager.commitAndNext: the new info and the offset to commit; without an order info
+    the next offset is offset + 1 (nothing before it is checked), -2 for a handle of another pop, -1 for an offset
+    that pop did not return."""
+    if info is None:
+        return None, offset + 1
+    if not info.offsets:
+        return info, -1
+    if pop_time != info.pop_time:
+        return info, -2
+    if offset not in info.offsets:
+        return info, -1
+    info = info._replace(committed=info.committed | 1 << info.offsets.index(offset))
+    return info, compute_next_offset(info)
+
+
+def set_next_visible_time(info: OrderInfo | None, offset: int, pop_time: int, next_visible: int) -> OrderInfo | None:
+    """[FF-04] updateNextVisibleTime: the offset's next visible time, only for the handle of the last pop."""
+    if info is None or pop_time != info.pop_time:
+        return info
+    return info._replace(next_visible=info.next_visible.set(offset, next_visible))

@@ -1,0 +1,120 @@
+"""The broker's POP state beside the 4.x `Broker`: pending checkpoints, FIFO order info, the group settings only
+POP reads, and what the broker last persisted (spec/14-pop.md)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import immutables
+from attrs import field, frozen
+
+from model.broker.pop.config import PopConfig
+from model.broker.pop.retry_policy import GroupRetryPolicy
+from model.broker.state import Broker, create_broker
+from model.values.config import Config
+from model.values.errors import ConfigError
+from model.values.records import bounded_repr, evolve, record
+
+
+class Checkpoint(NamedTuple):
+    """[PO-04] PopCheckPoint: one pop of one queue (or one changeInvisibleTime), its popped offsets and the bit
+    set of those acked. The revive service merges acks into it by `key` (its mergeKey) and revives it at
+    `revive_time` (IV-01)."""
+
+    topic: str
+    group: str
+    queue_id: int
+    start_offset: int
+    pop_time: int
+    invisible_time: int
+    offsets: tuple[int, ...]
+    revive_queue_id: int
+    acked: int = 0
+
+    @property
+    def key(self) -> tuple:
+        return self.topic, self.group, self.queue_id, self.start_offset, self.pop_time
+
+    @property
+    def revive_time(self) -> int:
+        return self.pop_time + self.invisible_time
+
+    @property
+    def is_done(self) -> bool:
+        return self.acked == (1 << len(self.offsets)) - 1
+
+    def get_unacked_offsets(self) -> tuple[int, ...]:
+        return tuple(offset for index, offset in enumerate(self.offsets) if not self.acked >> index & 1)
+
+
+class OrderInfo(NamedTuple):
+    """[FF-01] ConsumerOrderInfoManager.OrderInfo of one queue of a group: the last orderly pop (attempt id, pop
+    time, invisible time, offsets), which of them were acked, per-offset next visible times and attempt counts."""
+
+    attempt_id: str | None
+    pop_time: int
+    invisible_time: int
+    offsets: tuple[int, ...]
+    committed: int = 0
+    next_visible: immutables.Map = immutables.Map()
+    consumed: immutables.Map = immutables.Map()
+
+
+@frozen
+class PopGroupConfig:
+    """The parts of SubscriptionGroupConfig that only POP and the proxy read (retryMaxTimes stays in the broker's
+    SubscriptionGroupConfig): consumeEnable, consumeMessageOrderly and the group retry policy."""
+
+    consume_enable: bool = True
+    consume_message_orderly: bool = False
+    retry_policy: GroupRetryPolicy = field(factory=GroupRetryPolicy)
+
+
+@record
+class PopState:
+    """Checkpoints stored and not yet revived (by key), those revived since the last persist (a crash revives
+    them again, PO-10), the FIFO order info by (topic, group, queue id), and the last persisted consumer offsets
+    and order info. Every map holds only what is in flight or unpersisted: its size does not grow with history."""
+
+    __repr__ = bounded_repr
+    checkpoints: immutables.Map = field(factory=immutables.Map)
+    revived: immutables.Map = field(factory=immutables.Map)
+    order_infos: immutables.Map = field(factory=immutables.Map)
+    groups: immutables.Map = field(factory=immutables.Map)
+    persisted_offsets: immutables.Map = field(factory=immutables.Map)
+    persisted_order_infos: immutables.Map = field(factory=immutables.Map)
+    ck_number: int = 0
+
+
+@record
+class PopBroker:
+    """A 5.x broker: the 4.x `Broker` (store, topics, groups, consumer offsets) and its POP state, with both
+    configurations."""
+
+    __repr__ = bounded_repr
+    broker: Broker
+    pop: PopState
+    config: Config
+    pop_config: PopConfig
+
+
+def create_pop_broker(config: Config, group: str, topics: dict[str, int], pop_config: PopConfig | None = None,
+                      group_config: PopGroupConfig | None = None) -> PopBroker:
+    """A writeable 5.x broker with one group (its retry settings from `config`) and the given topics; a profile
+    without server-side retry (4.x) is a ConfigError."""
+    if not config.profile.server_side_retry:
+        raise ConfigError("profile", config.profile.name, "a profile with server-side retry (5.0.0 or later)")
+    pop = PopState(groups=immutables.Map({group: group_config or PopGroupConfig()}))
+    return PopBroker(create_broker(config, group, topics), pop, config, pop_config or PopConfig())
+
+
+def get_pop_group(state: PopBroker, group: str) -> PopGroupConfig:
+    return state.pop.groups.get(group) or PopGroupConfig()
+
+
+def set_broker(state: PopBroker, broker: Broker) -> PopBroker:
+    return evolve(state, broker=broker)
+
+
+def set_pop(state: PopBroker, **changes) -> PopBroker:
+    return evolve(state, pop=evolve(state.pop, **changes))

@@ -1,0 +1,282 @@
+"""Properties of spec/17-fifo.md, rules FF-01 to FF-05: orderly pops, the order info, and FIFO consumers through the
+proxy (a group with consumeMessageOrderly)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
+from model.broker.pop.pop import PopRequest, on_pop
+from model.broker.pop.restart import on_broker_restart, on_persist
+from model.broker.pop.state import PopGroupConfig
+from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
+from model.proxy.dlq import process_follow_up
+from model.proxy.receive import ReceiveRequest, on_receive
+from properties.coverage import record_rules
+from properties.pop_brokers import new_pop_broker, produce, produce_many, stored_in
+from properties.pop_strategies import DLQ, GROUP, TOPIC
+
+ATTEMPTS = st.sampled_from([None, "A", "B", "C"])
+
+
+def pop(state, now, attempt, n=2, invisible=10_000):
+    return on_pop(state, PopRequest(GROUP, TOPIC, 0, n, invisible, order=True, attempt_id=attempt), now, 50)
+
+
+def ack(state, handle, now):
+    return on_ack(state, AckRequest(GROUP, TOPIC, 0, handle.offset, handle), now)
+
+
+@given(n=st.integers(1, 4), acked=st.sets(st.integers(0, 3)), wait=st.integers(0, 20_000), same=st.booleans())
+def test_queue_blocked_until_acked_or_visible(n, acked, wait, same):
+    """FF-01: a second orderly pop finds nothing while an offset of the first is unacked and invisible, unless
+    it repeats the attempt id (then the same messages again)."""
+    state, first = pop(produce_many(new_pop_broker(), 8), 1_000, "A", n=n)
+    for handle in first.handles:
+        if handle.offset in acked:
+            state, _ = ack(state, handle, 1_500)
+    state, second = pop(state, 1_000 + wait, "A" if same else "B", n=n)
+    record_rules(first.rules + second.rules)
+    in_flight = [h.offset for h in first.handles if h.offset not in acked]
+    if same:
+        assert [h.offset for h in second.handles][:1] == in_flight[:1] or not in_flight
+    elif in_flight and wait < 10_000:
+        assert (second.code, second.messages) == ("POLLING_TIMEOUT", ())
+    else:
+        assert second.code == "SUCCESS"
+
+
+@given(n=st.integers(1, 4), order=st.permutations(range(4)), count=st.integers(0, 4))
+def test_acks_move_the_offset_to_the_first_unacked(n, order, count):
+    """FF-02: acks in any order move the committed offset to the first unacked offset of the pop (past the last
+    when all are); the next pop starts there."""
+    state, first = pop(produce_many(new_pop_broker(), 6), 1_000, "A", n=n)
+    done = [i for i in order if i < n][:count]
+    for i in done:
+        state, answer = ack(state, first.handles[i], 2_000)
+        record_rules(answer.rules)
+    expected = next((i for i in range(n) if i not in done), n)
+    assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == expected
+    if expected == n:
+        assert [h.offset for h in pop(state, 2_500, "B", n=1)[1].handles] == [n]
+
+
+@given(attempts=st.lists(ATTEMPTS, min_size=1, max_size=6), n=st.integers(1, 3))
+def test_attempts_are_counted_per_offset(attempts, n):
+    """FF-03: re-popping a never-acked batch in place, each new attempt id adds 1 to every offset's count and a
+    repeated one keeps it; the queue count is the least of the batch."""
+    state, now, expected, previous = produce_many(new_pop_broker(), 3), 1_000, 0, object()
+    for index, attempt in enumerate(attempts):
+        state, answer = pop(state, now, attempt, n=n)
+        record_rules(answer.rules)
+        if index and not (attempt is not None and attempt == previous):
+            expected += 1
+        assert [h.offset for h in answer.handles] == list(range(n))
+        assert answer.order_counts == ((expected, expected),) * n
+        previous, now = attempt, now + 10_001
+
+
+@given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000), later=st.integers(0, 70_000))
+def test_orderly_change_moves_the_visible_time(invisible, at, later):
+    """FF-04: an orderly change makes the offset visible at now + invisible time (another attempt pops it from
+    then on) and answers the old pop time."""
+    state, first = pop(produce_many(new_pop_broker(), 1), 1_000, "A", n=1)
+    handle, now = first.handles[0], 1_000 + at
+    state, changed = on_change_invisible_time(state, ChangeRequest(GROUP, TOPIC, 0, 0, handle, invisible), now)
+    record_rules(changed.rules)
+    assert (changed.pop_time, changed.invisible_time) == (1_000, now + invisible - 1_000)
+    state, second = pop(state, now + later, "B", n=1)
+    assert bool(second.messages) == (later >= invisible)
+
+
+@given(stale=st.sampled_from(["older pop", "below offset", "unknown offset"]))
+def test_stale_orderly_handle_changes_nothing(stale):
+    """FF-05: a handle of an earlier pop, an offset below the committed one, or an offset the pop did not return
+    leave the committed offset where it is."""
+    state, first = pop(produce_many(new_pop_broker(), 3), 1_000, "A", n=1)
+    if stale == "older pop":
+        state, _ = pop(state, 12_000, "B", n=1)  # m0 again, a newer pop time
+        handle = first.handles[0]
+    elif stale == "below offset":
+        state, _ = ack(state, first.handles[0], 2_000)
+        handle = first.handles[0]
+    else:
+        handle = first.handles[0]._replace(offset=2)
+    before = state.broker.consumer_offsets[(GROUP, TOPIC, 0)]
+    state, answer = ack(state, handle, 13_000)
+    record_rules(answer.rules)
+    assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == before
+    assert answer.code == ("MESSAGE_ILLEGAL" if stale == "unknown offset" else "SUCCESS")
+
+
+def run_fifo_consumer(steps) -> bool:
+    """A FIFO consumer through the proxy over three messages of one queue: receive (one or two), ack the oldest
+    or the newest handle it holds, wait 15 s, or crash the broker (after a persist at the start). Returns whether
+    a message was first delivered while an earlier one of the queue was neither acked nor in its batch."""
+    state = on_persist(produce_many(new_pop_broker(group_config=PopGroupConfig(consume_message_orderly=True)), 3))
+    now, held, acked = 1_000, [], set()
+    for step in steps:
+        now += 1
+        if step.startswith("receive"):
+            size = 2 if step.endswith("two") else 1
+            state, answer = on_receive(state, ReceiveRequest(GROUP, TOPIC, size, 10_000), now, 50)
+            batch = {h.offset for h in answer.handles}
+            if any(j not in acked and j not in batch for h in answer.handles for j in range(h.offset)):
+                return True
+            held += list(answer.handles)
+        elif step.startswith("ack") and held:
+            handle = held.pop(0 if step.endswith("first") else -1)
+            state, answer = on_proxy_ack(state, GROUP, TOPIC, handle, now)
+            acked |= {handle.offset} if answer.code == "OK" else set()
+        elif step == "wait":
+            now += 15_000
+        elif step == "crash":
+            state = on_broker_restart(state, graceful=False)
+    return False
+
+
+def test_restart_lets_a_later_ack_skip_an_unacked_message():
+    """FF-05, refuting "a FIFO queue is consumed in order": after a broker crash lost the order info, an ack of the
+    second message of a batch commits past the first, and the next receive delivers the third while the first
+    was never acked — Hypothesis finds that history, and none without a crash."""
+    steps = ["receive", "receive two", "ack first", "ack last", "wait", "crash"]
+    found = find(st.lists(st.sampled_from(steps), max_size=5), run_fifo_consumer,
+                 settings=settings(database=None, max_examples=3000))
+    assert found[:3] == ["receive two", "crash", "ack last"] and len(found) == 4
+    assert not run_fifo_consumer(["receive two", "ack last", "receive"])
+
+
+def count_fifo_deliveries(case) -> int:
+    """A FIFO message that always fails, in a group with retryMaxTimes `max_times`, received once alone and then,
+    every 11 s, in a batch of `batches[i]` with one more message produced each time (none acked): how often it is
+    delivered before the proxy dead-letters it."""
+    max_times, batches = case
+    state = produce(new_pop_broker(retry_max_times=max_times,
+                                   group_config=PopGroupConfig(consume_message_orderly=True)), "m0")
+    now, delivered = 1_000, 0
+    for index, batch in enumerate([1, *batches]):
+        state = produce(state, f"m{index + 1}", now=now)
+        state, answer = on_receive(state, ReceiveRequest(GROUP, TOPIC, batch, 10_000), now, 50)
+        delivered += [m.uniq_key for m in answer.messages].count("m0")
+        if any(f.message_id == "m0" for f in answer.follow_ups):
+            break
+        now += 11_000
+    return delivered
+
+
+def test_proxy_queue_count_hides_fifo_attempts():
+    """FF-03, refuting "a FIFO message is delivered at most maxAttempts times": the local proxy reports the
+    queue's least count, 0 while the batch holds a message popped for the first time, so Hypothesis finds a poison
+    message delivered once more than maxAttempts — re-popped with a newcomer in a batch of two."""
+    max_times, batches = find(st.tuples(st.integers(0, 2), st.lists(st.integers(1, 3), max_size=4)),
+                              lambda case: count_fifo_deliveries(case) > case[0] + 1,
+                              settings=settings(database=None, max_examples=500))
+    assert max_times == 0 and len(batches) == 1 and batches[0] >= 2
+    assert count_fifo_deliveries((0, [2])) == 2 and count_fifo_deliveries((0, [1])) == 1
+
+
+class FifoConsumers(RuleBasedStateMachine):
+    """FIFO consumers of group G (consumeMessageOrderly) through the proxy, over two queues: receive with attempt
+    ids, ack, nack, crash (handles dropped), time passing; no broker crash. Every first delivery follows its queue's
+    order (FF-01, FF-02); at quiescence every message is acked or dead-lettered, a poison one after at least
+    maxAttempts attempts (FF-03)."""
+
+    @initialize(retry_max_times=st.integers(0, 2))
+    def start(self, retry_max_times):
+        self.state = new_pop_broker(queues=2, retry_max_times=retry_max_times,
+                                    group_config=PopGroupConfig(consume_message_orderly=True))
+        self.max_attempts, self.now = retry_max_times + 1, 1_000
+        self.held = {consumer: [] for consumer in range(2)}
+        self.keys, self.poison, self.resolved = {}, set(), set()
+        self.pops = defaultdict(list)  # key -> the attempt ids of the receives that delivered it
+
+    @rule(queue_id=st.integers(0, 1), poison=st.booleans())
+    def produce(self, queue_id, poison):
+        self.now += 1
+        key = f"m{len(self.keys)}"
+        self.state = produce(self.state, key, queue_id=queue_id, now=self.now)
+        offset = sum(1 for q, _ in self.keys.values() if q == queue_id)
+        self.keys[key] = (queue_id, offset)
+        if poison:
+            self.poison.add(key)
+
+    @rule(consumer=st.integers(0, 1), batch=st.integers(1, 3), attempt=ATTEMPTS, random_q=st.integers(0, 99))
+    def receive(self, consumer, batch, attempt, random_q):
+        """FF-01, FF-02: nothing behind an unresolved message of a queue is delivered."""
+        self.now += 1
+        self.state, answer = on_receive(self.state, ReceiveRequest(GROUP, TOPIC, batch, 10_000, attempt_id=attempt),
+                                        self.now, random_q)
+        record_rules(answer.rules)
+        self.check_order(answer.messages)
+        for message in answer.messages:
+            self.pops[message.uniq_key].append(attempt)
+        self.held[consumer] += [(m.uniq_key, h) for m, h in zip(answer.messages, answer.handles, strict=True)]
+        self.forward(answer.follow_ups)
+
+    def check_order(self, messages) -> None:
+        batch = {self.keys[m.uniq_key] for m in messages}
+        for message in messages:
+            queue_id, offset = self.keys[message.uniq_key]
+            earlier = {(queue_id, j) for j in range(offset)}
+            assert earlier <= self.resolved | batch, f"{message.uniq_key} delivered before an earlier message"
+            assert message.reconsume_times < self.max_attempts
+
+    def forward(self, follow_ups) -> None:
+        for follow_up in follow_ups:
+            assert follow_up.kind == "dlq"
+            self.state, acks = process_follow_up(self.state, follow_up, self.now, 0)
+            for ack_ in acks:
+                self.state, _ = process_follow_up(self.state, ack_, self.now, 0)
+            self.resolved.add(self.keys[follow_up.message_id])
+
+    @rule(consumer=st.integers(0, 1), data=st.data(), nack=st.booleans(), invisible=st.integers(0, 20_000))
+    def settle(self, consumer, data, nack, invisible):
+        """FF-04, FF-05: the consumer acks one message it holds, or nacks it (poison messages are always nacked)."""
+        if not self.held[consumer]:
+            return
+        key, handle = self.held[consumer].pop(data.draw(st.integers(0, len(self.held[consumer]) - 1)))
+        self.now += 1
+        if nack or key in self.poison:
+            self.state, _ = on_change_invisible_duration(self.state, GROUP, TOPIC, handle, invisible, self.now)
+            return
+        self.state, answer = on_proxy_ack(self.state, GROUP, TOPIC, handle, self.now)
+        if answer.effective:
+            self.resolved.add(self.keys[key])
+
+    @rule(consumer=st.integers(0, 1))
+    def crash_consumer(self, consumer):
+        self.held[consumer] = []
+
+    @rule(elapsed=st.integers(1, 25_000))
+    def wait(self, elapsed):
+        self.now += elapsed
+
+    def teardown(self):
+        """FF-03 at quiescence: each message acked, or dead-lettered once after maxAttempts counted attempts."""
+        if not hasattr(self, "state"):
+            return
+        for _ in range(4 * (self.max_attempts + 2) * max(len(self.keys), 1)):
+            self.now += 30_000
+            self.state, answer = on_receive(self.state, ReceiveRequest(GROUP, TOPIC, 32, 10_000), self.now, 50)
+            self.check_order(answer.messages)
+            self.forward(answer.follow_ups)
+            for message, handle in zip(answer.messages, answer.handles, strict=True):
+                self.pops[message.uniq_key].append(None)
+                if message.uniq_key not in self.poison:
+                    self.state, acked = on_proxy_ack(self.state, GROUP, TOPIC, handle, self.now)
+                    self.resolved.add(self.keys[message.uniq_key])
+            if len(self.resolved) == len(self.keys):
+                break
+        dead = [m.uniq_key for m in stored_in(self.state, DLQ)]
+        assert len(self.resolved) == len(self.keys)
+        assert len(dead) == len(set(dead))
+        for key in self.poison:  # FF-03: never fewer than maxAttempts attempts (more when the proxy's count is 0)
+            attempts = [a for i, a in enumerate(self.pops[key]) if a is None or a not in self.pops[key][:i]]
+            assert key in dead and len(attempts) >= self.max_attempts
+
+
+TestFifoConsumers = FifoConsumers.TestCase

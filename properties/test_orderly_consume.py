@@ -198,7 +198,7 @@ def test_removing_a_consuming_queue(profile, running, lock_age):
     force = profile == "5.3.3" and lock_age > 20_000
     assert removal.removed is (not running or force)
     assert removal.persisted == ((mq, 3),) and removal.rules == ("OR-12",)
-    unlocked = mq not in {q for (_g, q) in removal.broker.queue_locks.keys()}
+    unlocked = mq not in {q for (_g, q) in removal.peer.queue_locks.keys()}
     if profile == "4.9.8":
         assert not unlocked and removal.unlock_at == (None if running else lock_age + 20_000)
         # 4.9.8 drops the cached offset before it knows whether the queue can leave.
@@ -224,7 +224,7 @@ def test_any_other_queue_just_leaves(consume_mode, message_model, running):
     store = update_offset(create_offset_store(config), mq, 3, False)
     removal = process_remove_queue(broker, store, config, GROUP, "A", mq, pq, 5_000, running)
     assert (removal.removed, removal.unlock_at, removal.rules) == (True, None, ("OR-12",))
-    assert removal.pq.dropped and removal.broker.queue_locks == broker.queue_locks
+    assert removal.pq.dropped and removal.peer.queue_locks == broker.queue_locks
     assert get_offset(removal.offset_store, mq) is None
     if message_model == "clustering":
         assert removal.persisted == ((mq, 3),)

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from model.client.observations import DlqArrival, ListenerInvoked
 from model.client.orderly import OrderlyResult, OrderlyStatus
-from model.client.pull import wake_parked_pulls
 from model.system.events import CompleteConsume, Produce
+from model.system.route import wake_pulls
 from model.system.scheduler import get_next_time, process_next
 from model.system.step import create_system, step
 from model.values.config import Config
@@ -51,7 +51,7 @@ def follow_poison_message(profile: str, max_times: int, failures, auto_commit: b
             raise AssertionError("the system went idle")
         else:
             system, seen = process_next(system)
-            system = wake_parked_pulls(system)
+            system = wake_pulls(system)
         for observation in seen:
             rules.update(observation.rules)
             if isinstance(observation, ListenerInvoked):

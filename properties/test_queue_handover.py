@@ -12,7 +12,7 @@ from model.client.observations import Note
 from model.client.offset_store import get_offset
 from model.client.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
 from model.client.remote_offsets import compute_pull_from_where
-from model.system.events import Advance, CompleteConsume, Produce, SetMembers
+from model.system.events import Advance, CompleteConsume, ExpireQueueHead, Produce, SetMembers
 from model.system.step import create_system, step
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import MessageQueue
@@ -117,7 +117,7 @@ def test_with_nothing_stored_a_new_owner_starts_where_consume_from_where_says(mo
     system = create_system(Config(message_model=model, consume_from_where=where), ("c1",), topic_queue_nums=1)
     system, _ = run(system, *[Produce(f"k{i}") for i in range(produced)])
     low = 0 if head_kept else 1
-    system = evolve(system, min_offsets=system.min_offsets.set(Q0, low))
+    system, _ = run(system, ExpireQueueHead(Q0, low))
     found = compute_pull_from_where(system, system.consumers["c1"], Q0)
     event("RB-04")
     if model is MessageModel.CLUSTERING and head_kept:

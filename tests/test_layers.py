@@ -1,16 +1,19 @@
-"""model/ is layered: the import-linter contracts of pyproject.toml hold, and no import hides inside a function."""
+"""model/ is layered: the import-linter contracts of pyproject.toml hold, no import hides inside a function or under
+TYPE_CHECKING, and the client half touches only its own fields of the cluster state."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import attrs
 from importlinter.cli import lint_imports
+
+from model.client.cluster import Cluster
+from model.system.state import System
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "model"
-# The one import a lower layer may make of a higher one, for annotations only (see pyproject.toml).
-TYPE_ONLY_IMPORTS = {("model.system.state", "System")}
 
 
 def model_trees() -> list[tuple[Path, ast.Module]]:
@@ -34,13 +37,29 @@ def is_type_checking(node: ast.stmt) -> bool:
     return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
-def test_type_checking_imports_name_only_the_system_state():
-    found = {(node.module, alias.name)
-             for _path, tree in model_trees()
-             for block in tree.body if is_type_checking(block)
-             for node in block.body if isinstance(node, ast.ImportFrom)
-             for alias in node.names}
-    assert found <= TYPE_ONLY_IMPORTS
+def test_no_import_hides_under_type_checking():
+    """A lower layer does not name a higher one's types even in annotations (the client's state is its Cluster)."""
+    found = [f"{path.relative_to(ROOT)}:{block.lineno}"
+             for path, tree in model_trees()
+             for block in tree.body if is_type_checking(block)]
+    assert found == []
+
+
+def test_the_system_state_has_every_field_of_the_clients_view():
+    assert set(Cluster.__annotations__) <= {field.name for field in attrs.fields(System)}
+
+
+def test_the_client_half_touches_no_field_of_the_cluster_beyond_its_view():
+    """No client module reads or sets the broker's or the network's fields of the state (`system.broker`,
+    `evolve(cluster, oneway=...)`): the client reaches them only by exchanging requests."""
+    others = {field.name for field in attrs.fields(System)} - set(Cluster.__annotations__)
+    found = [f"{path.relative_to(ROOT)}:{node.lineno} {name}"
+             for path, tree in model_trees() if path.parent.name == "client"
+             for node in ast.walk(tree)
+             for name in ([node.attr] if isinstance(node, ast.Attribute) else
+                          [k.arg for k in node.keywords] if isinstance(node, ast.Call) else [])
+             if name in others]
+    assert others >= {"broker", "oneway", "hold_oneway"} and found == []
 
 
 def test_the_readme_layout_table_names_every_layer():

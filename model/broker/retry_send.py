@@ -8,15 +8,8 @@ request header alone (SMP 4.9.8 L344-387; SMP 5.x L180-240).
 
 from __future__ import annotations
 
-from attrs import frozen
-
 from model.broker.locks import is_lock_all_expired
-from model.broker.send_back import (
-    ResponseCode,
-    check_random_int,
-    compute_max_reconsume_times,
-    get_or_create_dlq_topic,
-)
+from model.broker.send_back import check_random_int, compute_max_reconsume_times, get_or_create_dlq_topic
 from model.broker.state import PERM_READ, PERM_WRITE, Broker, SubscriptionGroupConfig, get_or_create_topic, is_writeable
 from model.broker.store import put_message
 from model.values.config import Config
@@ -33,20 +26,11 @@ from model.values.message import (
 )
 from model.values.profiles import Profile
 from model.values.records import evolve
+from model.values.wire import ResponseCode, SendResult
 
 # 5.x handleRetryAndDLQ writes this DELAY into the request's properties so the DLQ copy is never parked.
 DELAY_STORE_IMMEDIATELY = "-1"
 SEND_EVENT = "SEND_MESSAGE"
-
-
-@frozen
-class SendResult:
-    """The broker's answer to a producer send: code, remark, the message as stored (or None), the rules taken."""
-
-    code: ResponseCode
-    remark: str
-    stored: Message | None
-    rules: tuple[str, ...]
 
 
 def is_retry_send_dead_letter(profile: Profile, reconsume_times: int, max_reconsume_times: int,

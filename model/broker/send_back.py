@@ -7,8 +7,6 @@ of the DLQ branch differ between versions.
 
 from __future__ import annotations
 
-import enum
-
 from model.broker.state import (
     PERM_READ,
     PERM_WRITE,
@@ -19,7 +17,8 @@ from model.broker.state import (
     is_writeable,
 )
 from model.broker.store import put_message
-from model.values.config import Config, get_max_reconsume_times
+from model.values.config import Config
+from model.values.delay_levels import DEFAULT_RETRY_LEVEL_BASE
 from model.values.errors import IllegalTransition
 from model.values.message import (
     PROPERTY_DELAY_TIME_LEVEL,
@@ -28,67 +27,22 @@ from model.values.message import (
     PROPERTY_WAIT_STORE_MSG_OK,
     Message,
     MessageQueue,
+    compute_origin_message_id,
     get_dlq_topic,
     get_retry_topic,
 )
 from model.values.profiles import Profile
-from model.values.records import evolve, record
+from model.values.records import evolve
+from model.values.wire import (
+    RANDOM_BOUND,
+    RESPONSE_SUCCESS,
+    ResponseCode,
+    SendBackRequest,
+    SendBackResult,
+    compute_send_back_request,  # noqa: F401 (the client builds the header; spec/02-send-back.md cites it here)
+)
 
-RANDOM_BOUND = 99_999_999  # ThreadLocalRandom.nextInt(99999999): the caller's draw is in [0, RANDOM_BOUND)
 DLQ_NUMS_PER_GROUP = 1
-DEFAULT_RETRY_LEVEL_BASE = 3  # "delayLevel = 3 + reconsumeTimes": the first retry waits level 3 (10 s)
-
-
-class ResponseCode(enum.Enum):
-    """The RemotingCommand codes the handler answers with (ResponseCode.java values)."""
-
-    SUCCESS = 0
-    SYSTEM_ERROR = 1
-    NO_PERMISSION = 16
-    TOPIC_NOT_EXIST = 17
-    SUBSCRIPTION_GROUP_NOT_EXIST = 26
-
-
-# Read once: an enum member read through its class is a Python-level lookup on CPython 3.11 (EnumType.__getattr__).
-RESPONSE_SUCCESS = ResponseCode.SUCCESS
-
-
-@record
-class SendBackRequest:
-    """ConsumerSendMsgBackRequestHeader. `offset` is the commit-log offset of the consumed message;
-    `max_reconsume_times` is None for a client older than 3.4.9 (the broker then ignores the field)."""
-
-    group: str
-    origin_topic: str
-    offset: int
-    delay_level: int
-    origin_msg_id: str
-    max_reconsume_times: int | None
-
-
-@record
-class SendBackResult:
-    """The response: its code and remark, the message as stored (None when nothing was stored), the rules taken."""
-
-    code: ResponseCode
-    remark: str
-    stored: Message | None
-    rules: tuple[str, ...]
-
-
-def get_client_msg_id(message: Message) -> str:
-    """MessageClientExt.getMsgId(): what a client calls a message's id is its UNIQ_KEY, else the offset msg id."""
-    return message.uniq_key or message.msg_id
-
-
-def compute_send_back_request(message: Message, group: str, config: Config, delay_level: int) -> SendBackRequest:
-    """[SB-09] The header MQClientAPIImpl.consumerSendMessageBack builds for a consumed message (client side).
-
-    maxReconsumeTimes is the consumer's getMaxReconsumeTimes(); a client older than 3.4.9 sends none.
-    """
-    max_times = get_max_reconsume_times(config) if config.client_version_at_least_3_4_9 else None
-    return SendBackRequest(group, message.topic, message.commit_log_offset, delay_level,
-                           get_client_msg_id(message), max_times)
 
 
 def check_random_int(random_int: int, event: str) -> None:
@@ -115,12 +69,6 @@ def get_or_create_dlq_topic(broker: Broker, group: str, profile: Profile) -> tup
     """[SB-10] The DLQ topic has one queue and is created readable (4.9.2+) or write-only (<= 4.9.1)."""
     perm = PERM_WRITE | PERM_READ if profile.dlq_topic_readable else PERM_WRITE
     return get_or_create_topic(broker, get_dlq_topic(group), DLQ_NUMS_PER_GROUP, perm)
-
-
-def compute_origin_message_id(message: Message, fallback_id: str) -> str:
-    """[SB-13] A retry keeps the first failure's ORIGIN_MESSAGE_ID; a blank or missing one becomes `fallback_id`."""
-    existing = message.origin_message_id
-    return existing if existing and existing.strip() else fallback_id
 
 
 def compute_send_back_message(looked_up: Message, destination: MessageQueue, delay_level: int | None) -> Message:

@@ -53,6 +53,8 @@ class Broker:
     queue_locks: immutables.Map = field(factory=immutables.Map)
     # The delay-level scheduler (ScheduleMessageService): started with the broker at time 0 (DT-01).
     schedule: ScheduleState = field(factory=ScheduleState)
+    # MessageQueue -> the lowest offset still stored (ExpireQueueHead: the store deleted the queue's head); 0 if absent.
+    min_offsets: immutables.Map = field(factory=immutables.Map)
 
 
 def create_broker(config: Config, group: str, topics: dict[str, int]) -> Broker:

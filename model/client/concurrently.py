@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from model.client.cluster import Cluster
 from model.client.consume_common import (
     get_current_pq,
     get_live_consumer,
@@ -29,24 +28,21 @@ from model.client.process_queue import (
 from model.client.timer_items import Resubmit, ServiceTimer
 from model.values.records import evolve, new_tuple
 
-if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
-    from model.system.state import System
-
 CLEAN_EXPIRED = "clean_expired_msg"
 SEND_BACK_FAILED_RETRY_MILLIS = 5000
 CLEAN_EXPIRED_DELAY_LEVEL = 3
 
 
-def start(system: System, client_id: str) -> System:
+def start(cluster: Cluster, client_id: str) -> Cluster:
     """[CT-01] cleanExpiredMsg runs at a fixed rate of consumeTimeout minutes, first after one period."""
-    consumer = system.consumers[client_id]
-    period = system.config.consume_timeout * 60_000
-    return schedule(system, system.now + period, ServiceTimer(client_id, consumer.incarnation, CLEAN_EXPIRED))
+    consumer = cluster.consumers[client_id]
+    period = cluster.config.consume_timeout * 60_000
+    return schedule(cluster, cluster.now + period, ServiceTimer(client_id, consumer.incarnation, CLEAN_EXPIRED))
 
 
-def allows_pull(system: System, client_id: str, mq, pq) -> tuple[int | None, tuple[str, ...]]:
+def allows_pull(cluster: Cluster, client_id: str, mq, pq) -> tuple[int | None, tuple[str, ...]]:
     """[PL-03] Concurrently only: no pull while the cached span exceeds consumeConcurrentlyMaxSpan (strict)."""
-    if get_max_span(pq) > system.config.consume_concurrently_max_span:
+    if get_max_span(pq) > cluster.config.consume_concurrently_max_span:
         return CACHE_FLOW_CONTROL_MILLIS, ("PL-03",)
     return None, ()
 
@@ -56,10 +52,10 @@ def compute_batches(msgs: tuple, batch_size: int) -> list[tuple]:
     return [msgs[i:i + batch_size] for i in range(0, len(msgs), batch_size)]
 
 
-def submit(system: System, client_id: str, mq, msgs: tuple, dispatch_to_consume: bool) -> tuple[System, list]:
+def submit(cluster: Cluster, client_id: str, mq, msgs: tuple, dispatch_to_consume: bool) -> tuple[Cluster, list]:
     """[CC-02] Every pulled batch is split and submitted; `dispatch_to_consume` is ignored by this service."""
-    chunks = compute_batches(tuple(msgs), system.config.consume_message_batch_max_size)
-    return start_listeners(system, system.consumers[client_id], mq, chunks, ("CC-02",))
+    chunks = compute_batches(tuple(msgs), cluster.config.consume_message_batch_max_size)
+    return start_listeners(cluster, cluster.consumers[client_id], mq, chunks, ("CC-02",))
 
 
 def compute_ack_index(result: ListenerResult, size: int) -> tuple[ConsumeStatus, int, tuple[str, ...]]:
@@ -74,99 +70,99 @@ def compute_ack_index(result: ListenerResult, size: int) -> tuple[ConsumeStatus,
     return status, min(result.ack_index, size - 1), rules
 
 
-def complete(system: System, event) -> tuple[System, list]:
+def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     """[CC-08] processConsumeResult, unless the ProcessQueue was dropped meanwhile [RB-03]."""
-    request = system.requests.get(event.request_id)
+    request = cluster.requests.get(event.request_id)
     if request is None:
-        return system, []
-    # The request leaves the table in the last copy of the system this event makes.
-    requests = system.requests.delete(event.request_id)
-    consumer = get_live_consumer(system, request.client_id, request.incarnation)
+        return cluster, []
+    # The request leaves the table in the last copy of the cluster this event makes.
+    requests = cluster.requests.delete(event.request_id)
+    consumer = get_live_consumer(cluster, request.client_id, request.incarnation)
     pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
     status, ack_index, rules = compute_ack_index(event.result, len(request.messages))
     ok, failed = request.messages[:ack_index + 1], request.messages[ack_index + 1:]
     if pq is None:
-        dropped = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, system.now,
+        dropped = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, cluster.now,
                                    rules + ("RB-03",))
-        return evolve(system, requests=requests), [dropped]
+        return evolve(cluster, requests=requests), [dropped]
     consumed, observations = request.messages, []
-    if not system.config.is_clustering:
-        observations.append(Note("broadcasting drops failed messages", system.now, ("CC-09",)))
+    if not cluster.config.is_clustering:
+        observations.append(Note("broadcasting drops failed messages", cluster.now, ("CC-09",)))
     elif failed:
         # A send-back changes only the broker: the instance and its ProcessQueue stay those read above.
-        system, back_failed, observations = send_back_failed(system, event, pq, failed)
+        cluster, back_failed, observations = send_back_failed(cluster, event, pq, failed)
         if back_failed:
-            system, pq = resubmit_later(system, consumer, request, pq, back_failed)
-            consumer = system.consumers[request.client_id]
+            cluster, pq = resubmit_later(cluster, consumer, request, pq, back_failed)
+            consumer = cluster.consumers[request.client_id]
             back_offsets = {m.queue_offset for m in back_failed}
             consumed = [m for m in consumed if m.queue_offset not in back_offsets]
-    pq, offset = compute_removal(pq, consumed, system.now)
-    system, updated = record_offset(system, consumer, request.queue, offset, True, ("CC-08",), pq,
+    pq, offset = compute_removal(pq, consumed, cluster.now)
+    cluster, updated = record_offset(cluster, consumer, request.queue, offset, True, ("CC-08",), pq,
                                     requests=requests)
-    processed = new_tuple(ConsumeProcessed, (request.request_id, status, ack_index, ok, failed, False, system.now,
+    processed = new_tuple(ConsumeProcessed, (request.request_id, status, ack_index, ok, failed, False, cluster.now,
                                               rules + ("CC-08",)))
-    return system, [processed] + observations + updated
+    return cluster, [processed] + observations + updated
 
 
-def send_back_failed(system: System, event, pq, failed: tuple) -> tuple[System, tuple, list]:
+def send_back_failed(cluster: Cluster, event, pq, failed: tuple) -> tuple[Cluster, tuple, list]:
     """[CC-06] CLUSTERING: each failed message is sent back with the context's delayLevelWhenNextConsume;
     5.1.0+ skips one no longer cached (cleanExpiredMsg already sent it back) [CT-04]."""
     level = event.result.delay_level_when_next_consume
-    skip_removed = system.config.profile.skip_send_back_of_removed_messages
+    skip_removed = cluster.config.profile.skip_send_back_of_removed_messages
     back_failed, observations = [], []
     for msg in failed:
         if skip_removed and not contains_message(pq, msg):
-            observations.append(Note("send-back skipped: no longer cached", system.now, ("CT-04",)))
+            observations.append(Note("send-back skipped: no longer cached", cluster.now, ("CT-04",)))
             continue
-        system, sent, seen = send_message_back(system, msg, level, event.send_back_rpc_fails,
+        cluster, sent, seen = send_message_back(cluster, msg, level, event.send_back_rpc_fails,
                                                event.fallback_fails, ("CC-06",), event.send_retried)
         observations.extend(seen)
         if not sent:
             back_failed.append(evolve(msg, reconsume_times=msg.reconsume_times + 1))
-    return system, tuple(back_failed), observations
+    return cluster, tuple(back_failed), observations
 
 
-def resubmit_later(system: System, consumer, request, pq, back_failed: tuple):
+def resubmit_later(cluster: Cluster, consumer, request, pq, back_failed: tuple):
     """[CC-07] Both send-backs failed: reconsumeTimes + 1 locally, keep the messages cached (the offset cannot
     pass them) and resubmit them 5000 ms later."""
     pq = replace_cached(pq, back_failed)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(request.queue, pq))
-    system = put_consumer(system, consumer)
+    cluster = put_consumer(cluster, consumer)
     item = Resubmit(consumer.client_id, consumer.incarnation, request.queue, request.generation, back_failed)
-    system = schedule(system, system.now + SEND_BACK_FAILED_RETRY_MILLIS, item)
-    return evolve(system, pending_resubmits=system.pending_resubmits + 1), pq
+    cluster = schedule(cluster, cluster.now + SEND_BACK_FAILED_RETRY_MILLIS, item)
+    return evolve(cluster, pending_resubmits=cluster.pending_resubmits + 1), pq
 
 
-def on_timer(system: System, timer: ServiceTimer) -> tuple[System, list]:
+def on_timer(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
     """[CT-02] cleanExpiredMsg over every ProcessQueue of the instance, then the next run one period later."""
-    consumer = get_live_consumer(system, timer.client_id, timer.incarnation)
+    consumer = get_live_consumer(cluster, timer.client_id, timer.incarnation)
     if consumer is None or timer.kind != CLEAN_EXPIRED:
-        return system, []
+        return cluster, []
     observations = []
     for mq in sorted(consumer.process_queues):
-        system, seen = clean_expired_msg(system, timer.client_id, mq)
+        cluster, seen = clean_expired_msg(cluster, timer.client_id, mq)
         observations.extend(seen)
-    return start(system, timer.client_id), observations
+    return start(cluster, timer.client_id), observations
 
 
-def clean_expired_msg(system: System, client_id: str, mq) -> tuple[System, list]:
+def clean_expired_msg(cluster: Cluster, client_id: str, mq) -> tuple[Cluster, list]:
     """[CT-02] Up to 16 expired head messages (started more than consumeTimeout ago, strict) are sent back at
     level 3 and removed — and the offset removeMessage returns is discarded [CT-03]."""
-    pq = system.consumers[client_id].process_queues[mq]
+    pq = cluster.consumers[client_id].process_queues[mq]
     if pq.dropped:
-        return system, []
+        return cluster, []
     observations = []
-    for msg in get_expired_head_messages(pq, system.now, system.config.consume_timeout):
-        system, sent, seen = send_message_back(system, msg, CLEAN_EXPIRED_DELAY_LEVEL, False, False, ("CT-02",))
+    for msg in get_expired_head_messages(pq, cluster.now, cluster.config.consume_timeout):
+        cluster, sent, seen = send_message_back(cluster, msg, CLEAN_EXPIRED_DELAY_LEVEL, False, False, ("CT-02",))
         observations.extend(seen)
-        consumer = system.consumers[client_id]
+        consumer = cluster.consumers[client_id]
         pq = consumer.process_queues[mq]
         if sent and pq.msg_tree_map and pq.msg_tree_map.first_key() == msg.queue_offset:
-            pq, _discarded = remove_message(pq, [msg], system.now)
+            pq, _discarded = remove_message(pq, [msg], cluster.now)
             consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
-            system = put_consumer(system, consumer)
-            observations.append(Note("expired message removed, offset not updated", system.now, ("CT-03",)))
-    return system, observations
+            cluster = put_consumer(cluster, consumer)
+            observations.append(Note("expired message removed, offset not updated", cluster.now, ("CT-03",)))
+    return cluster, observations
 
 
 CONCURRENTLY_SERVICE = ConsumeService(

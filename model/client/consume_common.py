@@ -3,10 +3,7 @@ offset update after removeMessage (spec/08-concurrently.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from model.broker.retry_send import on_send_retry_message
-from model.broker.send_back import RANDOM_BOUND, RESPONSE_SUCCESS, compute_send_back_request, on_consumer_send_msg_back
+from model.client.cluster import Cluster
 from model.client.consumer import ConsumeRequest, ConsumerInstance
 from model.client.observations import DlqArrival, ListenerInvoked, OffsetUpdated, SendBackOutcome
 from model.client.offset_store import update_offset
@@ -22,27 +19,25 @@ from model.values.message import (
 from model.values.names import GROUP
 from model.values.records import evolve, new_tuple
 from model.values.timer_heap import heap_push
-
-if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
-    from model.system.state import System
+from model.values.wire import RESPONSE_SUCCESS, SendMessage, compute_send_back_request, exchange
 
 
-def schedule(system: System, at: int, item: object, **changes) -> System:
-    """Put a timed item on the system's timer heap; equal times fire in scheduling order. `changes` are other
-    fields of the system to set in the same copy (one System copy per event step instead of several)."""
-    seq = system.timer_seq + 1
-    return evolve(system, timers=heap_push(system.timers, (at, seq), item), timer_seq=seq, **changes)
+def schedule(cluster: Cluster, at: int, item: object, **changes) -> Cluster:
+    """Put a timed item on the cluster's timer heap; equal times fire in scheduling order. `changes` are other
+    fields of the cluster to set in the same copy (one Cluster copy per event step instead of several)."""
+    seq = cluster.timer_seq + 1
+    return evolve(cluster, timers=heap_push(cluster.timers, (at, seq), item), timer_seq=seq, **changes)
 
 
-def get_live_consumer(system: System, client_id: str, incarnation: int) -> ConsumerInstance | None:
+def get_live_consumer(cluster: Cluster, client_id: str, incarnation: int) -> ConsumerInstance | None:
     """The instance, if it is still the same incarnation (a crashed or restarted instance's timers are stale)."""
-    consumer = system.consumers.get(client_id)
+    consumer = cluster.consumers.get(client_id)
     return consumer if consumer is not None and consumer.incarnation == incarnation else None
 
 
-def put_consumer(system: System, consumer: ConsumerInstance, **changes) -> System:
-    """The system with the instance replaced (and `changes` to other fields, in the same copy)."""
-    return evolve(system, consumers=system.consumers.set(consumer.client_id, consumer), **changes)
+def put_consumer(cluster: Cluster, consumer: ConsumerInstance, **changes) -> Cluster:
+    """The cluster with the instance replaced (and `changes` to other fields, in the same copy)."""
+    return evolve(cluster, consumers=cluster.consumers.set(consumer.client_id, consumer), **changes)
 
 
 def get_current_pq(consumer: ConsumerInstance, mq: MessageQueue, generation: int):
@@ -72,26 +67,26 @@ def replace_cached(pq, msgs):
     return evolve(pq, msg_tree_map=tree.update([(msg.queue_offset, msg) for msg in msgs if msg.queue_offset in tree]))
 
 
-def start_listener(system: System, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],
-                   rules: tuple[str, ...]) -> tuple[System, ListenerInvoked]:
+def start_listener(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],
+                   rules: tuple[str, ...]) -> tuple[Cluster, ListenerInvoked]:
     """[CC-05] ConsumeRequest.run: reset the retry topic, stamp CONSUME_START_TIME = now, call the listener."""
-    system, invoked = start_listeners(system, consumer, mq, (msgs,), rules)
-    return system, invoked[0]
+    cluster, invoked = start_listeners(cluster, consumer, mq, (msgs,), rules)
+    return cluster, invoked[0]
 
 
-def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue, chunks: list[tuple[Message, ...]],
-                    rules: tuple[str, ...]) -> tuple[System, list[ListenerInvoked]]:
+def start_listeners(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue, chunks: list[tuple[Message, ...]],
+                    rules: tuple[str, ...]) -> tuple[Cluster, list[ListenerInvoked]]:
     """[CC-05] ConsumeRequest.run for each chunk, in order: reset the retry topic, stamp CONSUME_START_TIME = now,
     call the listener.
 
     Consume threads are not a bottleneck in the model: a request starts the moment it is submitted. The requests
-    of one pulled batch start together, so the instance and the system are copied once for all of them.
+    of one pulled batch start together, so the instance and the cluster are copied once for all of them.
     """
-    now, client_id, incarnation = system.now, consumer.client_id, consumer.incarnation
+    now, client_id, incarnation = cluster.now, consumer.client_id, consumer.incarnation
     stamp, invoked_rules = str(now), rules + ("CC-05",)
     generation = consumer.generations[mq]
-    request_id, started, invoked = system.next_request_id, [], []
-    requests = system.requests.mutate()
+    request_id, started, invoked = cluster.next_request_id, [], []
+    requests = cluster.requests.mutate()
     for chunk in chunks:
         # Message's first four fields are topic, body, tags and properties: each message is rebuilt with the
         # shown topic and the stamped properties.
@@ -107,77 +102,68 @@ def start_listeners(system: System, consumer: ConsumerInstance, mq: MessageQueue
         request_id += 1
     pq = replace_cached(consumer.process_queues[mq], started)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
-    system = evolve(system, consumers=system.consumers.set(consumer.client_id, consumer),
+    cluster = evolve(cluster, consumers=cluster.consumers.set(consumer.client_id, consumer),
                     requests=requests.finish(), next_request_id=request_id)
-    return system, invoked
+    return cluster, invoked
 
 
-def record_offset(system: System, consumer: ConsumerInstance, mq: MessageQueue, offset: int,
-                  increase_only: bool, rules: tuple[str, ...], pq=None, **changes) -> tuple[System, list]:
+def record_offset(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue, offset: int,
+                  increase_only: bool, rules: tuple[str, ...], pq=None, **changes) -> tuple[Cluster, list]:
     """[CC-08] removeMessage's offset goes to the offset store (increase-only for concurrently) if it is >= 0.
 
-    `consumer` may be a changed copy of the system's instance; it is stored with the offset, and so are `pq` (the
-    queue's new ProcessQueue, if given) and `changes` to other fields of the system: one copy of each."""
+    `consumer` may be a changed copy of the cluster's instance; it is stored with the offset, and so are `pq` (the
+    queue's new ProcessQueue, if given) and `changes` to other fields of the cluster: one copy of each."""
     consumer_changes = {} if pq is None else {"process_queues": consumer.process_queues.set(mq, pq)}
     observed = []
     if offset >= 0:
         store = update_offset(consumer.offset_store, mq, offset, increase_only)
         lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-        observed.append(new_tuple(OffsetUpdated, (consumer.client_id, mq, store.offsets[mq].value, system.now, rules,
+        observed.append(new_tuple(OffsetUpdated, (consumer.client_id, mq, store.offsets[mq].value, cluster.now, rules,
                                                    lifetime)))
         if store is not consumer.offset_store:
             consumer_changes["offset_store"] = store
     if consumer_changes:
         consumer = evolve(consumer, **consumer_changes)
-    elif system.consumers.get(consumer.client_id) is consumer:
+    elif cluster.consumers.get(consumer.client_id) is consumer:
         # nothing of the instance changed (an increase-only update that kept the value): nothing to copy
-        return (evolve(system, **changes) if changes else system), observed
-    return put_consumer(system, consumer, **changes), observed
+        return (evolve(cluster, **changes) if changes else cluster), observed
+    return put_consumer(cluster, consumer, **changes), observed
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:
     return [DlqArrival(stored, now, rules)] if stored is not None and is_dlq_topic(stored.topic) else []
 
 
-def send_message_back(system: System, msg: Message, delay_level: int, rpc_fails: bool, fallback_fails: bool,
-                      rules: tuple[str, ...], fallback_retried: bool = False) -> tuple[System, bool, list]:
+def send_message_back(cluster: Cluster, msg: Message, delay_level: int, rpc_fails: bool, fallback_fails: bool,
+                      rules: tuple[str, ...], fallback_retried: bool = False) -> tuple[Cluster, bool, list]:
     """[CC-06] DefaultMQPushConsumerImpl.sendMessageBack: the CONSUMER_SEND_MSG_BACK RPC, and when it fails
     (or answers anything but SUCCESS) the client fallback: a producer send of a new message to %RETRY%<group>
     at level 3 + reconsumeTimes (`fallback_retried`: stored by the producer's retry, RS-14). Returns False only
     when both failed."""
-    config, now = system.config, system.now
+    config, now = cluster.config, cluster.now
     if not rpc_fails:
-        request = compute_send_back_request(msg, GROUP, config, delay_level)
-        broker, result = on_consumer_send_msg_back(system.broker, config, request, now, compute_random(system))
+        cluster, result = exchange(cluster, compute_send_back_request(msg, GROUP, config, delay_level))
         if result.code is RESPONSE_SUCCESS:
-            system = evolve(system, broker=broker)
             outcome = SendBackOutcome(msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules))
-            return system, True, [outcome] + observe_stored(result.stored, now, rules)
+            return cluster, True, [outcome] + observe_stored(result.stored, now, rules)
     if fallback_fails:
-        return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
-    return send_fallback(system, msg, delay_level, rules, fallback_retried)
+        return cluster, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
+    return send_fallback(cluster, msg, delay_level, rules, fallback_retried)
 
 
-def send_fallback(system: System, msg: Message, delay_level: int, rules: tuple[str, ...],
-                  retried: bool = False) -> tuple[System, bool, list]:
+def send_fallback(cluster: Cluster, msg: Message, delay_level: int, rules: tuple[str, ...],
+                  retried: bool = False) -> tuple[Cluster, bool, list]:
     """[CC-06] The fallback producer send; a refused send counts as a failure (the producer throws). `retried`:
     the first attempt was refused and the producer's retry sends the message without its two header properties
     (RS-14)."""
-    now = system.now
-    retry, header_times, header_max = compute_fallback_retry_message(msg, GROUP, system.config)
+    now = cluster.now
+    retry, header_times, header_max = compute_fallback_retry_message(msg, GROUP, cluster.config)
     if retried:
         retry, header_times, header_max = compute_producer_retry(retry)
         rules += ("RS-14",)
-    broker, result = on_send_retry_message(system.broker, system.config, retry, header_times, header_max, now,
-                                           compute_random(system))
+    cluster, result = exchange(cluster, SendMessage(retry, header_times, header_max))
     if result.code is not RESPONSE_SUCCESS:
-        return system, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
-    system = evolve(system, broker=broker)
+        return cluster, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]
     outcome = SendBackOutcome(msg, "fallback", result.stored, delay_level, now, rules + ("CC-06",) + result.rules)
-    return system, True, [outcome] + observe_stored(result.stored, now, rules)
+    return cluster, True, [outcome] + observe_stored(result.stored, now, rules)
 
-
-def compute_random(system: System) -> int:
-    """The broker's random queue choice, drawn from the state (deterministic; retry queues are symmetric): a value in
-    [0, RANDOM_BOUND), as ThreadLocalRandom.nextInt(99999999) draws it."""
-    return system.timer_seq % RANDOM_BOUND

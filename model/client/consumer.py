@@ -1,12 +1,12 @@
-"""The state of one push-consumer instance (spec/11-guarantees.md): its ProcessQueues, offsets and pull tokens,
-the listener invocations it has in flight, and the one-way offset commits it sent."""
+"""The state of one push-consumer instance (spec/11-guarantees.md): its ProcessQueues, offsets and pull tokens, and
+the listener invocations it has in flight."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 import immutables
-from attrs import field, frozen
+from attrs import field
 
 from model.values.message import Message, MessageQueue
 from model.values.records import bounded_repr, record
@@ -45,13 +45,3 @@ class ConsumerInstance:
     pull_tokens: immutables.Map = field(factory=immutables.Map)
     service_state: immutables.Map = field(factory=immutables.Map)
 
-
-@frozen
-class OnewayCommit:
-    """An UPDATE_CONSUMER_OFFSET one-way request in the network (held only when `System.hold_oneway`)."""
-
-    client_id: str
-    queue: MessageQueue
-    offset: int
-    sent_at: int
-    lifetime: tuple[int, int] = (0, 0)

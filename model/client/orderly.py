@@ -12,9 +12,6 @@ import enum
 
 from attrs import frozen
 
-from model.broker.retry_send import on_send_retry_message
-from model.broker.send_back import ResponseCode
-from model.broker.state import Broker
 from model.client import process_queue as pqs
 from model.client.offset_store import update_offset
 from model.client.queue_locks import is_lock_needed_to_consume
@@ -22,6 +19,7 @@ from model.client.retry_message import compute_orderly_retry_message, compute_pr
 from model.values.config import Config, compute_suspend_millis, get_max_reconsume_times
 from model.values.message import PROPERTY_RECONSUME_TIME, Message
 from model.values.records import evolve
+from model.values.wire import RESPONSE_SUCCESS, Context, SendMessage, SendResult, exchange
 
 # CMOS 4.9.8 L57: a ConsumeRequest consumes at most this long before it yields and resubmits itself.
 MAX_TIME_CONSUME_CONTINUOUSLY = 60_000
@@ -102,21 +100,23 @@ def get_status(outcome: OrderlyStatus) -> OrderlyStatus:
 
 @frozen
 class SendBack:
-    """The outcome of checkReconsumeTimes: the messages with their local counters, whether to suspend, the sends."""
+    """The outcome of checkReconsumeTimes: the peer after the sends, the messages with their local counters,
+    whether to suspend, the messages stored."""
 
-    broker: Broker
+    peer: object
     msgs: tuple[Message, ...]
     suspend: bool
     sent: tuple[Message, ...]
     rules: tuple[str, ...]
 
 
-def process_check_reconsume_times(broker: Broker, config: Config, group: str, msgs, now: int, send_ok: bool,
+def process_check_reconsume_times(peer, config: Config, group: str, msgs, now: int, send_ok: bool,
                                   random_int: int, send_retried: bool = False) -> SendBack:
     """[OR-07] checkReconsumeTimes: a message below the maximum is retried locally with reconsumeTimes + 1;
     [OR-08] one at the maximum is produced to %RETRY%<group> (the broker routes it, OR-09); a failed send keeps
     it suspended with reconsumeTimes + 1. One message to retry keeps the whole batch suspended. The counter lives
-    only in the cached messages and is lost with the ProcessQueue (OR-11); N + 1 deliveries, then the send (OR-15)."""
+    only in the cached messages and is lost with the ProcessQueue (OR-11); N + 1 deliveries, then the send (OR-15).
+    `peer` answers the sends (a Broker, or the cluster that routes them to its broker)."""
     max_times = get_max_reconsume_times(config)
     suspend, out, sent, rules = False, [], [], ["OR-07"]
     for msg in msgs:
@@ -124,35 +124,37 @@ def process_check_reconsume_times(broker: Broker, config: Config, group: str, ms
             msg = msg.put_property(PROPERTY_RECONSUME_TIME, msg.reconsume_times)
             rules.append("OR-08")
             if send_ok:
-                broker, result = process_give_up_send(broker, config, group, msg, now, random_int, send_retried)
+                peer, result = process_give_up_send(peer, config, group, msg, now, random_int, send_retried)
                 if send_retried:
                     rules.append("RS-14")
-                if result.code is ResponseCode.SUCCESS:
+                if result.code is RESPONSE_SUCCESS:
                     sent.append(result.stored)
                     out.append(msg)
                     continue
         suspend = True
         out.append(evolve(msg, reconsume_times=msg.reconsume_times + 1))
-    return SendBack(broker, tuple(out), suspend, tuple(sent), tuple(rules))
+    return SendBack(peer, tuple(out), suspend, tuple(sent), tuple(rules))
 
 
-def process_give_up_send(broker: Broker, config: Config, group: str, msg: Message, now: int, random_int: int,
-                         retried: bool = False):
+def process_give_up_send(peer, config: Config, group: str, msg: Message, now: int, random_int: int,
+                         retried: bool = False) -> tuple[object, SendResult]:
     """[OR-09] sendMessageBack: a producer send of the message to %RETRY%<group>, which the broker's
     handleRetryAndDLQ redirects to the DLQ or (5.0.0-5.1.0, #6163) stores as one more delayed retry. `retried`:
-    stored by the producer's retry, without the two header properties (RS-14), so as a retry at reconsumeTimes 0."""
+    stored by the producer's retry, without the two header properties (RS-14), so as a retry at reconsumeTimes 0.
+    Returns the peer after it answered, and its answer."""
     retry, reconsume_header, max_header = compute_orderly_retry_message(msg, group, config)
     if retried:
         retry, reconsume_header, max_header = compute_producer_retry(retry)
-    return on_send_retry_message(broker, config, retry, reconsume_header, max_header, now, random_int)
+    return exchange(peer, SendMessage(retry, reconsume_header, max_header), Context(config, now, random_int))
 
 
 @frozen
 class ConsumeResult:
-    """processConsumeResult's effect: the new broker and ProcessQueue, the offset to store (-1: none), whether the
-    loop continues, the resubmit delay when it does not (None: no resubmit), the messages sent to %RETRY%."""
+    """processConsumeResult's effect: the peer after the give-up sends and the new ProcessQueue, the offset to store
+    (-1: none), whether the loop continues, the resubmit delay when it does not (None: no resubmit), the messages
+    sent to %RETRY%."""
 
-    broker: Broker
+    peer: object
     pq: object
     commit_offset: int
     continue_consume: bool
@@ -160,8 +162,13 @@ class ConsumeResult:
     sent: tuple[Message, ...]
     rules: tuple[str, ...]
 
+    @property
+    def broker(self):
+        """The peer, by the name the spec's examples read (they pass a bare Broker)."""
+        return self.peer
 
-def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs, outcome: OrderlyStatus, now: int, *,
+
+def process_consume_result(peer, pq, config: Config, group: str, msgs, outcome: OrderlyStatus, now: int, *,
                            auto_commit: bool = True, suspend_millis: int = -1, send_ok: bool = True,
                            random_int: int = 0, send_retried: bool = False) -> ConsumeResult:
     """[OR-05] With autoCommit (the default) SUCCESS, COMMIT and ROLLBACK all commit; [OR-06] without it only COMMIT
@@ -172,21 +179,21 @@ def process_consume_result(broker: Broker, pq, config: Config, group: str, msgs,
     rules = ("OR-04",) if status is not outcome else ()
     delay = compute_suspend_millis(config, suspend_millis)
     if status is OrderlyStatus.SUSPEND:
-        back = process_check_reconsume_times(broker, config, group, msgs, now, send_ok, random_int, send_retried)
+        back = process_check_reconsume_times(peer, config, group, msgs, now, send_ok, random_int, send_retried)
         rules += back.rules
         if back.suspend:
             pq = pqs.make_message_to_consume_again(pq, back.msgs)
-            return ConsumeResult(back.broker, pq, -1, False, delay, back.sent, rules + ("CFG-04",))
+            return ConsumeResult(back.peer, pq, -1, False, delay, back.sent, rules + ("CFG-04",))
         if not auto_commit:
-            return ConsumeResult(back.broker, pq, -1, True, None, back.sent, rules + ("OR-06",))
+            return ConsumeResult(back.peer, pq, -1, True, None, back.sent, rules + ("OR-06",))
         pq, offset = pqs.commit(pq)
-        return ConsumeResult(back.broker, pq, offset, True, None, back.sent, rules + ("OR-05", "OR-10"))
+        return ConsumeResult(back.peer, pq, offset, True, None, back.sent, rules + ("OR-05", "OR-10"))
     if auto_commit or status is OrderlyStatus.COMMIT:
         pq, offset = pqs.commit(pq)
-        return ConsumeResult(broker, pq, offset, True, None, (), rules + ("OR-05" if auto_commit else "OR-06", "OR-10"))
+        return ConsumeResult(peer, pq, offset, True, None, (), rules + ("OR-05" if auto_commit else "OR-06", "OR-10"))
     if status is OrderlyStatus.ROLLBACK:
-        return ConsumeResult(broker, pqs.rollback(pq), -1, False, delay, (), rules + ("OR-06", "CFG-04"))
-    return ConsumeResult(broker, pq, -1, True, None, (), rules + ("OR-06",))
+        return ConsumeResult(peer, pqs.rollback(pq), -1, False, delay, (), rules + ("OR-06", "CFG-04"))
+    return ConsumeResult(peer, pq, -1, True, None, (), rules + ("OR-06",))
 
 
 def process_store_commit(offset_store, mq, pq, commit_offset: int):

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from model.broker.locks import on_unlock_batch
-from model.broker.state import Broker
 from model.client.offset_store import OffsetStore, persist, remove_offset
 from model.client.queue_locks import UNLOCK_DELAY_TIME_MILLS
 from model.values.config import Config
 from model.values.message import MessageQueue
 from model.values.records import evolve
+from model.values.wire import UnlockBatchRequest, exchange
 
 
 @frozen
 class Removal:
-    """The effect of removing one queue: new broker, offset store and ProcessQueue; whether it left the table;
-    the offsets persisted to the broker; when a delayed unlock is due (None: none scheduled)."""
+    """The effect of removing one queue: the peer after the unlock, the new offset store and ProcessQueue; whether
+    it left the table; the offsets persisted to the broker; when a delayed unlock is due (None: none scheduled)."""
 
-    broker: Broker
+    peer: object
     offset_store: OffsetStore
     pq: object
     removed: bool
@@ -38,7 +37,12 @@ def is_force_unlock(config: Config, pq, now: int) -> bool:
     return config.profile.orderly_rebalance_force_unlock and pq.dropped and now > pq.last_lock_timestamp + 20_000
 
 
-def process_remove_queue(broker: Broker, offset_store: OffsetStore, config: Config, group: str, client_id: str,
+def request_unlock(peer, group: str, client_id: str, mq: MessageQueue):
+    """UNLOCK_BATCH_MQ of one queue exchanged with `peer`: the peer after it answered."""
+    return exchange(peer, UnlockBatchRequest(group, client_id, (mq,)))[0]
+
+
+def process_remove_queue(peer, offset_store: OffsetStore, config: Config, group: str, client_id: str,
                          mq: MessageQueue, pq, now: int, listener_running: bool) -> Removal:
     """[OR-12] removeUnnecessaryMessageQueue: persist the queue's offset; an orderly CLUSTERING queue then needs the
     consume lock (not available while the listener runs, unless 5.x forces it) and is unlocked at the broker —
@@ -46,17 +50,17 @@ def process_remove_queue(broker: Broker, offset_store: OffsetStore, config: Conf
     pq = evolve(pq, dropped=True)
     store, persisted = persist(offset_store, mq)
     if not (config.is_orderly and config.is_clustering):
-        return Removal(broker, remove_offset(store, mq), pq, True, persisted, None, ("OR-12",))
+        return Removal(peer, remove_offset(store, mq), pq, True, persisted, None, ("OR-12",))
     if not config.profile.orderly_rebalance_force_unlock:
         # 4.9.8 removes the cached offset before it knows whether the queue can leave.
         store = remove_offset(store, mq)
         if listener_running:
-            return Removal(broker, store, pq, False, persisted, None, ("OR-12",))
+            return Removal(peer, store, pq, False, persisted, None, ("OR-12",))
         if bool(pq.msg_tree_map):
-            return Removal(broker, store, pq, True, persisted, now + UNLOCK_DELAY_TIME_MILLS, ("OR-12",))
-        return Removal(on_unlock_batch(broker, group, (mq,), client_id), store, pq, True, persisted, None, ("OR-12",))
+            return Removal(peer, store, pq, True, persisted, now + UNLOCK_DELAY_TIME_MILLS, ("OR-12",))
+        return Removal(request_unlock(peer, group, client_id, mq), store, pq, True, persisted, None, ("OR-12",))
     if listener_running and not is_force_unlock(config, pq, now):
-        return Removal(broker, store, pq, False, persisted, None, ("OR-12",))
+        return Removal(peer, store, pq, False, persisted, None, ("OR-12",))
     store = remove_offset(store, mq)
-    broker = on_unlock_batch(broker, group, (mq,), client_id)
-    return Removal(broker, store, evolve(pq, locked=False), True, persisted, None, ("OR-12",))
+    peer = request_unlock(peer, group, client_id, mq)
+    return Removal(peer, store, evolve(pq, locked=False), True, persisted, None, ("OR-12",))

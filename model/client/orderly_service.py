@@ -11,13 +11,10 @@ and the delayed unlock of a removed queue, all `ServiceTimer`s of the instance's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from attrs import frozen
 
-from model.broker.locks import on_unlock_batch
+from model.client.cluster import Cluster
 from model.client.consume_common import (
-    compute_random,
     get_live_consumer,
     observe_stored,
     put_consumer,
@@ -39,7 +36,7 @@ from model.client.orderly import (
     process_gate,
     process_take,
 )
-from model.client.orderly_rebalance import process_remove_queue
+from model.client.orderly_rebalance import process_remove_queue, request_unlock
 from model.client.queue_locks import (
     LOCK_ALL_INITIAL_DELAY,
     REBALANCE_LOCK_INTERVAL,
@@ -54,9 +51,6 @@ from model.client.timer_items import ServiceTimer
 from model.values.message import MessageQueue
 from model.values.names import GROUP
 from model.values.records import discard, evolve
-
-if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
-    from model.system.state import System
 
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
 # service_state key (PREVIOUSLY_LOCKED, mq) -> the ProcessQueue generation whose first locked pull happened.
@@ -86,19 +80,19 @@ class OrderlyProcessed:
     rules: tuple[str, ...] = ()
 
 
-def start(system: System, client_id: str) -> System:
+def start(cluster: Cluster, client_id: str) -> Cluster:
     """[LK-03] CLUSTERING: lockMQPeriodically, 1 s after start and then every 20 s; BROADCASTING: nothing."""
-    if not is_lock_all_scheduled(system.config):
-        return system
-    return schedule_later(system, client_id, LOCK_ALL, LOCK_ALL_INITIAL_DELAY, None)
+    if not is_lock_all_scheduled(cluster.config):
+        return cluster
+    return schedule_later(cluster, client_id, LOCK_ALL, LOCK_ALL_INITIAL_DELAY, None)
 
 
-def allows_pull(system: System, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple[str, ...]]:
+def allows_pull(cluster: Cluster, client_id: str, mq: MessageQueue, pq) -> tuple[int | None, tuple[str, ...]]:
     """[LK-06] An orderly pull waits pullTimeDelayMillsWhenException (1 s by default, CFG-01) while its
     ProcessQueue is not locked — in BROADCASTING too, where only the rebalance marks a new ProcessQueue locked
     (#2621)."""
     if not pq.locked:
-        return system.config.pull_time_delay_mills_when_exception, ("LK-06",)
+        return cluster.config.pull_time_delay_mills_when_exception, ("LK-06",)
     return None, ()
 
 
@@ -108,10 +102,10 @@ def get_run(consumer, mq: MessageQueue) -> OrderlyRun | None:
     return run if run is not None and run.generation == consumer.generations.get(mq) else None
 
 
-def put_run(system: System, client_id: str, mq: MessageQueue, run: OrderlyRun | None) -> System:
-    consumer = system.consumers[client_id]
+def put_run(cluster: Cluster, client_id: str, mq: MessageQueue, run: OrderlyRun | None) -> Cluster:
+    consumer = cluster.consumers[client_id]
     state = discard(consumer.service_state, mq) if run is None else consumer.service_state.set(mq, run)
-    return put_consumer(system, evolve(consumer, service_state=state))
+    return put_consumer(cluster, evolve(consumer, service_state=state))
 
 
 def is_listener_running(consumer, mq: MessageQueue) -> bool:
@@ -119,41 +113,41 @@ def is_listener_running(consumer, mq: MessageQueue) -> bool:
     return run is not None and run.request_id is not None
 
 
-def submit(system: System, client_id: str, mq: MessageQueue, _msgs, dispatch_to_consume: bool):
+def submit(cluster: Cluster, client_id: str, mq: MessageQueue, _msgs, dispatch_to_consume: bool):
     """[OR-01] submitConsumeRequest ignores the messages: a ConsumeRequest starts only when dispatchToConsume."""
-    consumer = system.consumers[client_id]
+    consumer = cluster.consumers[client_id]
     if not dispatch_to_consume or get_run(consumer, mq) is not None:
-        return system, []
-    return run_request(system, client_id, mq, consumer.generations[mq], system.now, True)
+        return cluster, []
+    return run_request(cluster, client_id, mq, consumer.generations[mq], cluster.now, True)
 
 
-def schedule_later(system: System, client_id: str, kind: str, delay: int, payload) -> System:
-    consumer = system.consumers[client_id]
-    return schedule(system, system.now + delay, ServiceTimer(client_id, consumer.incarnation, kind, payload))
+def schedule_later(cluster: Cluster, client_id: str, kind: str, delay: int, payload) -> Cluster:
+    consumer = cluster.consumers[client_id]
+    return schedule(cluster, cluster.now + delay, ServiceTimer(client_id, consumer.incarnation, kind, payload))
 
 
-def run_request(system: System, client_id: str, mq: MessageQueue, generation: int, began_at: int, first: bool):
+def run_request(cluster: Cluster, client_id: str, mq: MessageQueue, generation: int, began_at: int, first: bool):
     """[OR-01] One turn of ConsumeRequest.run: the gate, then takeMessages and the listener call [OR-03] — or the
     loop ends: dropped, re-lock later (LK-04), the 60 s slice (OR-02), or nothing left to take."""
-    consumer = system.consumers[client_id]
+    consumer = cluster.consumers[client_id]
     pq = consumer.process_queues.get(mq)
     if pq is None or consumer.generations.get(mq) != generation:
-        return system, []
-    gate = process_gate(pq, system.config, system.now, began_at, first)
+        return cluster, []
+    gate = process_gate(pq, cluster.config, cluster.now, began_at, first)
     if gate.step is not Step.TAKE:
-        system = put_run(system, client_id, mq, None)
+        cluster = put_run(cluster, client_id, mq, None)
         if gate.step is Step.TRY_LOCK_LATER:
-            system = schedule_later(system, client_id, TRY_LOCK, gate.delay, (mq, generation))
+            cluster = schedule_later(cluster, client_id, TRY_LOCK, gate.delay, (mq, generation))
         elif gate.step is Step.RESUBMIT_LATER:
-            system = schedule_later(system, client_id, RESUBMIT, gate.delay, (mq, generation))
-        return system, [Note(f"{client_id} {mq}: {gate.step.value}", system.now, gate.rules)]
-    pq, msgs = process_take(pq, system.config)
+            cluster = schedule_later(cluster, client_id, RESUBMIT, gate.delay, (mq, generation))
+        return cluster, [Note(f"{client_id} {mq}: {gate.step.value}", cluster.now, gate.rules)]
+    pq, msgs = process_take(pq, cluster.config)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
     if not msgs:
-        system = put_run(put_consumer(system, consumer), client_id, mq, None)
-        return system, [Note(f"{client_id} {mq}: nothing to take", system.now, ("OR-03",))]
-    system, invoked = start_listener(system, consumer, mq, msgs, gate.rules + ("OR-03",))
-    return put_run(system, client_id, mq, OrderlyRun(generation, began_at, invoked.request_id)), [invoked]
+        cluster = put_run(put_consumer(cluster, consumer), client_id, mq, None)
+        return cluster, [Note(f"{client_id} {mq}: nothing to take", cluster.now, ("OR-03",))]
+    cluster, invoked = start_listener(cluster, consumer, mq, msgs, gate.rules + ("OR-03",))
+    return put_run(cluster, client_id, mq, OrderlyRun(generation, began_at, invoked.request_id)), [invoked]
 
 
 def compute_orderly_result(result) -> OrderlyResult:
@@ -164,137 +158,137 @@ def compute_orderly_result(result) -> OrderlyResult:
     return OrderlyResult(OrderlyStatus.SUCCESS if ok else OrderlyStatus.SUSPEND)
 
 
-def complete(system: System, event) -> tuple[System, list]:
+def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     """[OR-05] [OR-06] processConsumeResult of a returned listener, the offset update (OR-10), then the loop goes
     on or is resubmitted later. A result whose ProcessQueue left the table is lost, local counters included (OR-11)."""
-    request = system.requests.get(event.request_id)
+    request = cluster.requests.get(event.request_id)
     if request is None:
-        return system, []
-    system = evolve(system, requests=discard(system.requests, event.request_id))
+        return cluster, []
+    cluster = evolve(cluster, requests=discard(cluster.requests, event.request_id))
     outcome, mq, client_id = compute_orderly_result(event.result), request.queue, request.client_id
-    consumer = get_live_consumer(system, client_id, request.incarnation)
+    consumer = get_live_consumer(cluster, client_id, request.incarnation)
     if consumer is None or consumer.generations.get(mq) != request.generation or mq not in consumer.process_queues:
-        return system, [OrderlyProcessed(request.request_id, get_status(outcome.status), outcome.auto_commit, -1, (),
-                                         True, system.now, ("OR-11",))]
+        return cluster, [OrderlyProcessed(request.request_id, get_status(outcome.status), outcome.auto_commit, -1, (),
+                                         True, cluster.now, ("OR-11",))]
     run = get_run(consumer, mq)
     pq = consumer.process_queues[mq]
-    result = process_consume_result(system.broker, pq, system.config, GROUP, request.messages, outcome.status,
-                                    system.now, auto_commit=outcome.auto_commit,
+    # The cluster answers the give-up sends with its own clock and random draw.
+    result = process_consume_result(cluster, pq, cluster.config, GROUP, request.messages, outcome.status,
+                                    cluster.now, auto_commit=outcome.auto_commit,
                                     suspend_millis=outcome.suspend_current_queue_time_millis,
-                                    send_ok=not event.fallback_fails, random_int=compute_random(system),
+                                    send_ok=not event.fallback_fails,
                                     send_retried=event.send_retried)
-    system = evolve(system, broker=result.broker)
+    cluster = result.peer
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, result.pq))
     offset = result.commit_offset if not pq.dropped else -1
-    system, updated = record_offset(system, consumer, mq, offset, False, ("OR-10",))
+    cluster, updated = record_offset(cluster, consumer, mq, offset, False, ("OR-10",))
     observations = [OrderlyProcessed(request.request_id, get_status(outcome.status), outcome.auto_commit,
-                                     result.commit_offset, result.sent, False, system.now, result.rules)]
+                                     result.commit_offset, result.sent, False, cluster.now, result.rules)]
     for stored in result.sent:
-        observations.append(SendBackOutcome(stored, "orderly", stored, 0, system.now, ("OR-09",)))
-        observations.extend(observe_stored(stored, system.now, ("OR-09",)))
-    began_at = run.began_at if run is not None else system.now
+        observations.append(SendBackOutcome(stored, "orderly", stored, 0, cluster.now, ("OR-09",)))
+        observations.extend(observe_stored(stored, cluster.now, ("OR-09",)))
+    began_at = run.began_at if run is not None else cluster.now
     if result.continue_consume:
-        system, more = run_request(system, client_id, mq, request.generation, began_at, False)
-        return system, observations + updated + more
-    system = put_run(system, client_id, mq, None)
-    system = schedule_later(system, client_id, RESUBMIT, result.resubmit_after, (mq, request.generation))
-    return system, observations + updated
+        cluster, more = run_request(cluster, client_id, mq, request.generation, began_at, False)
+        return cluster, observations + updated + more
+    cluster = put_run(cluster, client_id, mq, None)
+    cluster = schedule_later(cluster, client_id, RESUBMIT, result.resubmit_after, (mq, request.generation))
+    return cluster, observations + updated
 
 
-def is_lock_request_failing(system: System, client_id: str) -> bool:
+def is_lock_request_failing(cluster: Cluster, client_id: str) -> bool:
     """[LK-07] A failing lock request never reaches the broker; the caller catches the exception and changes
     nothing (lockAll) or takes it as a refusal (lock(mq))."""
-    return client_id in system.lock_faults
+    return client_id in cluster.lock_faults
 
 
-def on_lock_all(system: System, timer: ServiceTimer) -> tuple[System, list]:
+def on_lock_all(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
     """[LK-03] lockAll: one lockBatch over the ProcessQueue table (dropped queues kept there included), then again
     20 s later."""
-    if is_lock_request_failing(system, timer.client_id):
-        system = schedule_later(system, timer.client_id, LOCK_ALL, REBALANCE_LOCK_INTERVAL, None)
-        return system, [Note(f"{timer.client_id} lockAll failed", system.now, ("LK-07",))]
-    consumer = system.consumers[timer.client_id]
-    broker, table = process_lock_all(system.broker, GROUP, timer.client_id, consumer.process_queues, system.now)
-    system = put_consumer(evolve(system, broker=broker), evolve(consumer, process_queues=table))
-    system = schedule_later(system, timer.client_id, LOCK_ALL, REBALANCE_LOCK_INTERVAL, None)
-    return system, [Note(f"{timer.client_id} lockAll", system.now, ("LK-03",))]
+    if is_lock_request_failing(cluster, timer.client_id):
+        cluster = schedule_later(cluster, timer.client_id, LOCK_ALL, REBALANCE_LOCK_INTERVAL, None)
+        return cluster, [Note(f"{timer.client_id} lockAll failed", cluster.now, ("LK-07",))]
+    consumer = cluster.consumers[timer.client_id]
+    cluster, table = process_lock_all(cluster, GROUP, timer.client_id, consumer.process_queues, cluster.now)
+    cluster = put_consumer(cluster, evolve(consumer, process_queues=table))
+    cluster = schedule_later(cluster, timer.client_id, LOCK_ALL, REBALANCE_LOCK_INTERVAL, None)
+    return cluster, [Note(f"{timer.client_id} lockAll", cluster.now, ("LK-03",))]
 
 
-def on_try_lock(system: System, timer: ServiceTimer) -> tuple[System, list]:
+def on_try_lock(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
     """[LK-01] tryLockLaterAndReconsume: lock(mq) — whether or not the queue is still this instance's — then
     resubmit 10 ms later on success, 3000 ms on failure."""
     mq, generation = timer.payload
-    system, granted = request_lock(system, timer.client_id, mq)
+    cluster, granted = request_lock(cluster, timer.client_id, mq)
     delay = RESUBMIT_AFTER_LOCK_OK if granted else RESUBMIT_AFTER_LOCK_FAILED
-    system = schedule_later(system, timer.client_id, RESUBMIT, delay, (mq, generation))
-    return system, [Note(f"{timer.client_id} {mq}: lock {'granted' if granted else 'refused'}", system.now,
+    cluster = schedule_later(cluster, timer.client_id, RESUBMIT, delay, (mq, generation))
+    return cluster, [Note(f"{timer.client_id} {mq}: lock {'granted' if granted else 'refused'}", cluster.now,
                          ("LK-01",))]
 
 
-def on_resubmit(system: System, timer: ServiceTimer) -> tuple[System, list]:
+def on_resubmit(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
     """[OR-02] submitConsumeRequestLater: a new ConsumeRequest (a new 60 s slice) for the same ProcessQueue."""
     mq, generation = timer.payload
-    consumer = system.consumers[timer.client_id]
+    consumer = cluster.consumers[timer.client_id]
     if consumer.generations.get(mq) != generation or get_run(consumer, mq) is not None:
-        return system, []
-    return run_request(system, timer.client_id, mq, generation, system.now, True)
+        return cluster, []
+    return run_request(cluster, timer.client_id, mq, generation, cluster.now, True)
 
 
-def on_delayed_unlock(system: System, timer: ServiceTimer) -> tuple[System, list]:
+def on_delayed_unlock(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
     """[OR-12] 4.9: the unlock of a removed queue that still cached messages, 20 s after its removal."""
-    broker = on_unlock_batch(system.broker, GROUP, (timer.payload,), timer.client_id)
-    return evolve(system, broker=broker), [Note(f"{timer.client_id} unlocked {timer.payload}", system.now,
-                                                ("OR-12",))]
+    cluster = request_unlock(cluster, GROUP, timer.client_id, timer.payload)
+    return cluster, [Note(f"{timer.client_id} unlocked {timer.payload}", cluster.now, ("OR-12",))]
 
 
 TIMERS = {LOCK_ALL: on_lock_all, TRY_LOCK: on_try_lock, RESUBMIT: on_resubmit, UNLOCK: on_delayed_unlock}
 
 
-def on_timer(system: System, timer: ServiceTimer) -> tuple[System, list]:
-    if get_live_consumer(system, timer.client_id, timer.incarnation) is None or timer.kind not in TIMERS:
-        return system, []
-    return TIMERS[timer.kind](system, timer)
+def on_timer(cluster: Cluster, timer: ServiceTimer) -> tuple[Cluster, list]:
+    if get_live_consumer(cluster, timer.client_id, timer.incarnation) is None or timer.kind not in TIMERS:
+        return cluster, []
+    return TIMERS[timer.kind](cluster, timer)
 
 
-def lock_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System, bool]:
+def lock_queue(cluster: Cluster, client_id: str, mq: MessageQueue) -> tuple[Cluster, bool]:
     """[LK-01] A rebalance adds an orderly queue only if lock(mq) succeeds (LK-05 says when a lock is asked)."""
-    if not is_lock_needed_to_add_queue(system.config):
-        return system, True
-    return request_lock(system, client_id, mq)
+    if not is_lock_needed_to_add_queue(cluster.config):
+        return cluster, True
+    return request_lock(cluster, client_id, mq)
 
 
-def request_lock(system: System, client_id: str, mq: MessageQueue) -> tuple[System, bool]:
+def request_lock(cluster: Cluster, client_id: str, mq: MessageQueue) -> tuple[Cluster, bool]:
     """[LK-01] RebalanceImpl.lock(mq); a failing request (LK-07) is a refusal."""
-    if is_lock_request_failing(system, client_id):
-        return system, False
-    consumer = system.consumers[client_id]
-    broker, table, granted = process_lock_one(system.broker, GROUP, client_id, consumer.process_queues, mq,
-                                              system.now)
-    return put_consumer(evolve(system, broker=broker), evolve(consumer, process_queues=table)), granted
+    if is_lock_request_failing(cluster, client_id):
+        return cluster, False
+    consumer = cluster.consumers[client_id]
+    cluster, table, granted = process_lock_one(cluster, GROUP, client_id, consumer.process_queues, mq,
+                                              cluster.now)
+    return put_consumer(cluster, evolve(consumer, process_queues=table)), granted
 
 
-def prepare_pull(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
+def prepare_pull(cluster: Cluster, client_id: str, mq: MessageQueue) -> tuple[Cluster, list]:
     """[LK-06] The first pull of a locked queue (per PullRequest, i.e. per ProcessQueue generation) replaces its
     next offset by computePullFromWhere, read from the offset store now; later pulls keep their own."""
-    consumer = system.consumers[client_id]
+    consumer = cluster.consumers[client_id]
     key, generation = (PREVIOUSLY_LOCKED, mq), consumer.generations[mq]
     if consumer.service_state.get(key) == generation:
-        return system, []
+        return cluster, []
     previous = consumer.next_offsets[mq]
-    offset, _ = compute_first_pull_offset(True, False, previous, compute_pull_from_where(system, consumer, mq))
+    offset, _ = compute_first_pull_offset(True, False, previous, compute_pull_from_where(cluster, consumer, mq))
     consumer = evolve(consumer, next_offsets=consumer.next_offsets.set(mq, offset),
                       service_state=consumer.service_state.set(key, generation))
-    return put_consumer(system, consumer), [Note(f"{client_id} {mq}: pull from {offset} (was {previous})",
-                                                 system.now, ("LK-06",))]
+    return put_consumer(cluster, consumer), [Note(f"{client_id} {mq}: pull from {offset} (was {previous})",
+                                                 cluster.now, ("LK-06",))]
 
 
-def remove_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[System, list]:
+def remove_queue(cluster: Cluster, client_id: str, mq: MessageQueue) -> tuple[Cluster, list]:
     """[OR-12] removeUnnecessaryMessageQueue of an orderly consumer: the queue may stay in the table (dropped)
     while its listener runs; its broker lock is released now, 20 s later, or (kept) not yet."""
-    consumer = system.consumers[client_id]
+    consumer = cluster.consumers[client_id]
     running = is_listener_running(consumer, mq)
-    removal = process_remove_queue(system.broker, consumer.offset_store, system.config, GROUP, client_id, mq,
-                                   consumer.process_queues[mq], system.now, running)
+    removal = process_remove_queue(cluster, consumer.offset_store, cluster.config, GROUP, client_id, mq,
+                                   consumer.process_queues[mq], cluster.now, running)
     if removal.removed:
         consumer = evolve(consumer, offset_store=removal.offset_store,
                           process_queues=discard(consumer.process_queues, mq),
@@ -302,13 +296,12 @@ def remove_queue(system: System, client_id: str, mq: MessageQueue) -> tuple[Syst
     else:
         consumer = evolve(consumer, offset_store=removal.offset_store,
                           process_queues=consumer.process_queues.set(mq, removal.pq))
-    system = put_consumer(evolve(system, broker=removal.broker, parked=discard(system.parked, (client_id, mq))),
-                          consumer)
+    cluster = put_consumer(evolve(removal.peer, parked=discard(cluster.parked, (client_id, mq))), consumer)
     if removal.unlock_at is not None:
-        system = schedule(system, removal.unlock_at, ServiceTimer(client_id, consumer.incarnation, UNLOCK, mq))
-    system, observations = send_oneway(system, client_id, removal.persisted, ("OR-12",))
+        cluster = schedule(cluster, removal.unlock_at, ServiceTimer(client_id, consumer.incarnation, UNLOCK, mq))
+    cluster, observations = send_oneway(cluster, client_id, removal.persisted, ("OR-12",))
     what = "removed" if removal.removed else "kept (listener running)"
-    return system, observations + [Note(f"{client_id} {what} {mq}", system.now, removal.rules)]
+    return cluster, observations + [Note(f"{client_id} {what} {mq}", cluster.now, removal.rules)]
 
 
 ORDERLY_SERVICE = ConsumeService(

@@ -1,4 +1,5 @@
-"""Queue locks of orderly consumption (spec/12-orderly.md): the broker's RebalanceLockManager and the client side.
+"""Queue locks of orderly consumption (spec/12-orderly.md): the client's side of the broker's RebalanceLockManager
+(model/broker/locks.py), which it asks by LOCK_BATCH_MQ.
 
 The broker keeps one lease per (group, MessageQueue), held by a client id and renewed by every grant; a lease is
 free again once it is older than 60 s. A client marks its ProcessQueue locked when the broker grants the lock and
@@ -10,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.broker.locks import on_lock_batch
-from model.broker.state import Broker
 from model.values.config import Config
 from model.values.message import MessageQueue
 from model.values.records import evolve
+from model.values.wire import Context, LockBatchRequest, exchange
 
 # PQ 4.9.8 L44-46: the client's view of its lock is stale after 30 s; lockAll renews it every 20 s.
 REBALANCE_LOCK_MAX_LIVE_TIME = 30_000
@@ -46,29 +46,35 @@ def is_lock_all_scheduled(config: Config) -> bool:
     return config.is_clustering
 
 
-def process_lock_all(broker: Broker, group: str, client_id: str, pqs: Mapping, now: int) -> tuple[Broker, Mapping]:
+def request_lock_batch(peer, group: str, client_id: str, mqs, now: int) -> tuple[object, frozenset]:
+    """LOCK_BATCH_MQ of `mqs` exchanged with `peer` at `now`: (the peer after it answered, the queues granted)."""
+    peer, result = exchange(peer, LockBatchRequest(group, client_id, tuple(mqs)), Context(now=now))
+    return peer, result.granted
+
+
+def process_lock_all(peer, group: str, client_id: str, pqs: Mapping, now: int) -> tuple[object, Mapping]:
     """[LK-03] lockAll: one lockBatch for every queue in the ProcessQueue table; a granted queue's ProcessQueue is
     marked locked at `now`, a refused one is marked unlocked (its consumption stops at the next check)."""
-    result = on_lock_batch(broker, group, pqs.keys(), client_id, now)
+    peer, granted = request_lock_batch(peer, group, client_id, pqs.keys(), now)
     updated = pqs
     for mq, pq in pqs.items():
-        if mq in result.granted:
+        if mq in granted:
             updated = updated.set(mq, evolve(pq, locked=True, last_lock_timestamp=now))
         else:
             updated = updated.set(mq, evolve(pq, locked=False))
-    return result.broker, updated
+    return peer, updated
 
 
-def process_lock_one(broker: Broker, group: str, client_id: str, pqs: Mapping, mq: MessageQueue, now: int):
+def process_lock_one(peer, group: str, client_id: str, pqs: Mapping, mq: MessageQueue, now: int):
     """[LK-01] RebalanceImpl.lock(mq): one-queue lockBatch; on success the ProcessQueue (if any) is marked locked.
 
-    Returns (broker, pqs, granted)."""
-    result = on_lock_batch(broker, group, (mq,), client_id, now)
-    granted = mq in result.granted
+    Returns (peer, pqs, granted)."""
+    peer, granted_queues = request_lock_batch(peer, group, client_id, (mq,), now)
+    granted = mq in granted_queues
     pq = pqs.get(mq)
     if granted and pq is not None:
         pqs = pqs.set(mq, evolve(pq, locked=True, last_lock_timestamp=now))
-    return result.broker, pqs, granted
+    return peer, pqs, granted
 
 
 def compute_first_pull_offset(locked: bool, previously_locked: bool, next_offset: int, computed_offset: int):

@@ -4,56 +4,47 @@ computePullFromWhere says."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from model.broker.consumer_offsets import commit_offset, on_query_consumer_offset, query_offset
-from model.client.consumer import ConsumerInstance, OnewayCommit
+from model.client.cluster import Cluster
+from model.client.consumer import ConsumerInstance
 from model.client.observations import OffsetCommitted
 from model.values.config import ConsumeFromWhere
 from model.values.message import MessageQueue, is_retry_topic
 from model.values.names import GROUP
-from model.values.records import evolve
-
-if TYPE_CHECKING:  # the cluster state these steps transform (built and stepped by model/system/)
-    from model.system.state import System
+from model.values.wire import GetMaxOffset, QueryConsumerOffset, UpdateConsumerOffset, exchange
 
 
-def commit_broker_offset(system: System, mq: MessageQueue, offset: int, source: str, rules,
-                         lifetime: tuple[int, int] = (0, 0)) -> tuple[System, list]:
-    """[SY-02] The broker stores whatever offset arrives, smaller or not."""
-    previous = query_offset(system.broker, GROUP, mq.topic, mq.queue_id)
-    if previous == offset:
-        return system, []
-    broker = commit_offset(system.broker, GROUP, mq.topic, mq.queue_id, offset)
-    return evolve(system, broker=broker), [OffsetCommitted(mq, offset, previous, source, system.now, rules, lifetime)]
+def commit_broker_offset(cluster: Cluster, mq: MessageQueue, offset: int, source: str, rules,
+                         lifetime: tuple[int, int] = (0, 0), client_id: str = "",
+                         oneway: bool = False) -> tuple[Cluster, list]:
+    """[SY-02] The broker stores whatever offset arrives, smaller or not; a `oneway` commit may instead be held in
+    the network, and is observed when it arrives."""
+    cluster, result = exchange(cluster, UpdateConsumerOffset(client_id, GROUP, mq, offset, lifetime, oneway))
+    if result.previous is None or result.previous == offset:
+        return cluster, []
+    return cluster, [OffsetCommitted(mq, offset, result.previous, source, cluster.now, rules, lifetime)]
 
 
-def send_oneway(system: System, client_id: str, updates, rules) -> tuple[System, list]:
+def send_oneway(cluster: Cluster, client_id: str, updates, rules) -> tuple[Cluster, list]:
     """[SY-02] updateConsumeOffsetToBroker is one-way: committed at once, or held in the network."""
     observations = []
-    consumer = system.consumers[client_id]
+    consumer = cluster.consumers[client_id]
     for mq, offset in updates:
         lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-        if system.hold_oneway:
-            commit = OnewayCommit(client_id, mq, offset, system.now, lifetime)
-            system = evolve(system, oneway=system.oneway.append(commit))
-        else:
-            system, seen = commit_broker_offset(system, mq, offset, "persist", rules, lifetime)
-            observations.extend(seen)
-    return system, observations
+        cluster, seen = commit_broker_offset(cluster, mq, offset, "persist", rules, lifetime, client_id, True)
+        observations.extend(seen)
+    return cluster, observations
 
 
-def compute_pull_from_where(system: System, consumer: ConsumerInstance, mq: MessageQueue) -> int:
+def compute_pull_from_where(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue) -> int:
     """[RB-04] The new owner starts at the stored offset (the broker's, or offsets.json when BROADCASTING); with
     none, the broker answers 0 while the queue's head is still in memory (ConsumerManageProcessor), else
-    CONSUME_FROM_LAST_OFFSET → max offset (0 for %RETRY%), FIRST → 0."""
-    low = system.min_offsets.get(mq, 0)
-    if system.config.is_clustering:
-        stored = on_query_consumer_offset(system.broker, GROUP, mq.topic, mq.queue_id, low)
+    CONSUME_FROM_LAST_OFFSET → max offset (0 for %RETRY%), FIRST → 0. The queries change nothing at the broker."""
+    if cluster.config.is_clustering:
+        stored = exchange(cluster, QueryConsumerOffset(GROUP, mq))[1].offset
     else:
         stored = consumer.offset_store.file.get(mq, -1)
     if stored is not None and stored >= 0:
         return stored
-    if system.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET or is_retry_topic(mq.topic):
+    if cluster.config.consume_from_where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET or is_retry_topic(mq.topic):
         return 0
-    return system.broker.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
+    return exchange(cluster, GetMaxOffset(mq))[1].offset

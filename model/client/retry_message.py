@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.broker.send_back import (
-    DEFAULT_RETRY_LEVEL_BASE,
-    compute_origin_message_id,
-    get_client_msg_id,
-)
 from model.values.config import Config, get_max_reconsume_times
+from model.values.delay_levels import DEFAULT_RETRY_LEVEL_BASE
 from model.values.message import (
     PROPERTY_DELAY_TIME_LEVEL,
     PROPERTY_MAX_RECONSUME_TIMES,
@@ -19,6 +15,8 @@ from model.values.message import (
     PROPERTY_RECONSUME_TIME,
     PROPERTY_RETRY_TOPIC,
     Message,
+    compute_origin_message_id,
+    get_client_msg_id,
     get_retry_topic,
     remove_property,
 )

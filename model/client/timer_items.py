@@ -1,4 +1,4 @@
-"""The client's timed work, put on the system's timer heap (`System.timers`, keyed by (virtual ms, sequence)) and
+"""The client's timed work, put on the cluster's timer heap (`Cluster.timers`, keyed by (virtual ms, sequence)) and
 fired by model/system/scheduler.py: pulls, rebalances, 5 s resubmissions, offset persistence, the consume service's
 timers and the OFFSET_ILLEGAL repair."""
 

@@ -16,9 +16,9 @@ from model.broker.delay_timer import get_next_schedule_time, has_due_levels
 from model.client.consumer import ConsumeRequest
 from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.offset_store import get_offset
-from model.client.pull import wake_parked_pulls
 from model.client.rebalance import get_subscribed_queues
 from model.system.events import CompleteConsume, DeliverOneway
+from model.system.route import wake_pulls
 from model.system.scheduler import InstantBudget, compute_next_time, fire_next
 from model.system.state import System
 from model.system.step import step
@@ -110,7 +110,7 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
                 raise IllegalTransition("idle but not quiescent", "drain", "no timer left (no live consumer?)")
             system, seen, kind = fire_next(system, schedule_time)
             budget.count(system, kind)
-            system = wake_parked_pulls(system, woken_store)
+            system = wake_pulls(system, woken_store)
         # Every branch ends with a wake of held pulls (step wakes them too).
         woken_store = system.broker.store
         keep(seen)

@@ -11,10 +11,11 @@ from model.broker.delay_timer import get_next_schedule_time, on_schedule_timer
 from model.client.consume_common import get_current_pq, get_live_consumer
 from model.client.consume_mode import get_consume_service
 from model.client.observations import DlqArrival
-from model.client.pull import process_pull, wake_parked_pulls
+from model.client.pull import process_pull
 from model.client.rebalance import process_offset_illegal_fix, process_persist, process_rebalance_due
 from model.client.timer_items import OffsetIllegalFix, PersistDue, PullDue, RebalanceDue, Resubmit, ServiceTimer
 from model.system.observations import Livelock
+from model.system.route import wake_pulls
 from model.system.state import System
 from model.values.message import is_dlq_topic
 from model.values.records import evolve
@@ -119,7 +120,7 @@ def advance(system: System, until: int) -> tuple[System, list]:
             break
         system, seen, kind = fire_next(system, schedule_time)
         budget.count(system, kind)
-        system = wake_parked_pulls(system, woken_store)
+        system = wake_pulls(system, woken_store)
         woken_store = system.broker.store
         observations.extend(seen)
         if budget.is_spent():

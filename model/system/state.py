@@ -3,7 +3,10 @@ clock and its timers (spec/11-guarantees.md).
 
 `System` is a value. `model.system.step.step(system, event)` returns the next value and the observations. Timed
 behaviour (pull loops, 5 s resubmissions, offset persistence, cleanExpiredMsg) sits in `System.timers`, a persistent
-heap keyed by (virtual ms, sequence); the broker's delay timer is derived from the broker's own state."""
+heap keyed by (virtual ms, sequence); the broker's delay timer is derived from the broker's own state.
+
+The clients' fields are those model/client/cluster.py names (a client step changes only them); `broker` is the
+broker half's, and `oneway` and `hold_oneway` the network's (model/system/route.py)."""
 
 from __future__ import annotations
 
@@ -34,9 +37,9 @@ class System:
     parked: immutables.Map = field(factory=immutables.Map)
     # Pulls held back by the count, size or span check: (client, queue) -> (first check, incarnation, token).
     flow_parked: immutables.Map = field(factory=immutables.Map)
+    # One-way offset commits held in the network (UpdateConsumerOffset requests), while `hold_oneway` (SY-02).
     oneway: Fifo = field(factory=Fifo)
     hold_oneway: bool = False
-    min_offsets: immutables.Map = field(factory=immutables.Map)
     pending_resubmits: int = 0
     topic_queue_nums: int = 2
     # The subscription's tag strings (None = "*") and their String.hashCode values, as the broker filters.

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from model.broker.state import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic
 from model.broker.store import put_record
 from model.client.consume_mode import get_consume_service
-from model.client.pull import wake_parked_pulls
 from model.client.rebalance import crash, set_members
 from model.client.remote_offsets import commit_broker_offset
 from model.system.events import (
@@ -23,6 +22,7 @@ from model.system.events import (
     SetMembers,
 )
 from model.system.observations import Produced
+from model.system.route import wake_pulls
 from model.system.scheduler import advance
 from model.system.state import System
 from model.values.config import Config
@@ -66,12 +66,15 @@ def on_deliver_oneway(system: System, event: DeliverOneway) -> tuple[System, lis
     system = evolve(system, oneway=system.oneway.delete(event.index))
     if event.lose:
         return system, []
-    return commit_broker_offset(system, commit.queue, commit.offset, "persist", ("SY-02",), commit.lifetime)
+    return commit_broker_offset(system, commit.queue, commit.offset, "persist", ("SY-02",), commit.lifetime,
+                                commit.client_id)
 
 
 def on_expire_queue_head(system: System, event: ExpireQueueHead) -> tuple[System, list]:
-    low = max(system.min_offsets.get(event.queue, 0), event.min_offset)
-    return evolve(system, min_offsets=system.min_offsets.set(event.queue, low)), []
+    """The store deleted the queue's head: its lowest stored offset rises to `event.min_offset` (never falls)."""
+    broker = system.broker
+    low = max(broker.min_offsets.get(event.queue, 0), event.min_offset)
+    return evolve(system, broker=evolve(broker, min_offsets=broker.min_offsets.set(event.queue, low))), []
 
 
 def on_lock_requests_fail(system: System, event: LockRequestsFail) -> tuple[System, list]:
@@ -98,4 +101,4 @@ def step(system: System, event) -> tuple[System, list]:
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
     # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
-    return wake_parked_pulls(system, store), observations
+    return wake_pulls(system, store), observations

@@ -11,6 +11,7 @@ DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 
 TIME_UNIT_MILLIS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 UNKNOWN_LEVEL_DELAY_MILLIS = 1000
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+DEFAULT_RETRY_LEVEL_BASE = 3  # "delayLevel = 3 + reconsumeTimes": the first retry waits level 3 (10 s)
 
 
 def parse_java_long(text: str) -> int | None:

@@ -127,6 +127,18 @@ def compute_message_id(commit_log_offset: int) -> str:
     return "7F00000100002A9F%016X" % commit_log_offset  # noqa: UP031 (a quarter faster than the f-string)
 
 
+def get_client_msg_id(message: Message) -> str:
+    """MessageClientExt.getMsgId(): what a client calls a message's id is its UNIQ_KEY, else the offset msg id."""
+    return message.uniq_key or message.msg_id
+
+
+def compute_origin_message_id(message: Message, fallback_id: str) -> str:
+    """A retry keeps the first failure's ORIGIN_MESSAGE_ID; a blank or missing one becomes `fallback_id`: the
+    broker's send-back copy and the client's fallback both set it so [SB-13]."""
+    existing = message.origin_message_id
+    return existing if existing and existing.strip() else fallback_id
+
+
 def java_string_hash(text: str | None) -> int:
     """String.hashCode(): the tags code a consume-queue unit stores for a normal message (0 for no tags)."""
     if not text:

@@ -389,6 +389,19 @@ def test_only_a_raise_inside_a_pulled_batch_is_the_raising_batch_cause():
     assert not is_in_a_raising_batch(alone, "m0")
 
 
+def test_a_raise_shown_alone_whose_unshown_batch_mate_was_sent_back_is_the_raising_batch_cause():
+    """conformance-cpp (seed 1102) drew it: m0 raised, shown alone; 3 ms later cpp sent back m0 and a copy at an offset
+    the listener never saw (m2, its pulled batch-mate), whose send-back failed: m2 lost, never delivered. The
+    listener-visible batch held one message, so only the unshown send-back tells the batch was shared."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("EXCEPTION",)), MessageSpec("m2", "TagB", 0, ("EXCEPTION",))))
+    shown = [delivery(1, 0.0, "m0", 0, 0, "EXCEPTION")]
+    run = run_of(workload, shown, [send_back(1.1, 0), send_back(3.1, 268, code=1)], [])
+    assert is_in_a_raising_batch(run, "m2")
+    assert not is_in_a_raising_batch(run_of(workload, shown, [send_back(1.1, 0)], []), "m2")  # no unshown copy
+    late = run_of(workload, shown, [send_back(1.1, 0), send_back(900.0, 268, code=1)], [])
+    assert not is_in_a_raising_batch(late, "m2")  # not the raise's batch
+
+
 def test_a_fault_on_the_send_back_of_an_accepted_copy_is_no_hit_failure():
     """The final CI rehearsal drew it: cpp sent m0's accepted third copy back with a failing batch-mate, the backend
     faulted that send-back (m0#2), and cpp's SY-10 'when' then demanded a loss that could not be: m0 was consumed.

@@ -70,10 +70,12 @@ def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
 
 
 def is_single_plain_poison(run) -> bool:
-    """One message, concurrently, no fault, no restart, no exception, failing more than the group allows, under a
-    group retryMaxTimes other than 16: the run where SY-05's deviation is certain (no batch, no binding effect)."""
+    """One message, CLUSTERING concurrently (BROADCASTING drops a failure, CC-09: nothing is dead-lettered), no fault
+    (injected or scheduled), no restart, no exception, failing more than the group allows, under a group
+    retryMaxTimes other than 16: the run where SY-05's deviation is certain (no batch, no binding effect)."""
     workload = run.workload
-    if not is_concurrently(run) or len(workload.messages) != 1 or workload.faults or workload.restart_after:
+    if not is_concurrently(run) or workload.model != "clustering" or len(workload.messages) != 1 \
+            or workload.faults or workload.schedule or workload.restart_after:
         return False
     spec = workload.messages[0]
     failures = len(spec.script) if all(s == "RECONSUME_LATER" for s in spec.script) else 0

@@ -11,6 +11,7 @@ from conformance.checker.causes import is_in_a_raising_batch
 from conformance.checker.differential import predict_run
 from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
 from conformance.checker.predict import predict
+from conformance.checker.deviations import DECLARED
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import (
@@ -473,3 +474,13 @@ def test_ali_ons_retry_copy_loss_need_not_show_under_a_scheduled_fault(_):
                  faults=(FaultEvent("client_kill", 1200.0, 2200.0, "m0 delivery 1"),))
     verdicts = judge(run, predict(workload, SETTINGS))
     assert not [p for p in check_declarations(verdicts, run) if "did not happen" in p]
+
+
+def test_cpps_sy05_need_not_show_where_nothing_is_dead_lettered():
+    """conformance-cpp (seed 1105) drew a BROADCASTING poison message: a broadcasting consumer drops a failure (CC-09),
+    so SY-05's DLQ after retryMaxTimes cannot show, and its `when` must not demand it; a CLUSTERING one must."""
+    poison = MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 3)
+    [sy05] = [d for d in DECLARED if d.rule == "SY-05" and d.client == ("rocketmq-client-cpp", "1.2.3")]
+    broadcasting = Workload((poison,), model="broadcasting")
+    assert not sy05.when(run_of(broadcasting, [], [], []))
+    assert sy05.when(run_of(Workload((poison,)), [], [], []))

@@ -30,7 +30,7 @@ from conformance.checker.mechanisms import (
     is_orderly_raised_and_moved_on,
 )
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET, ResponseCode
-from conformance.history.records import SUCCESS, Run
+from conformance.history.records import SUCCESS, Delivery, Run
 from model.values.config import get_max_reconsume_times
 
 
@@ -102,17 +102,18 @@ def is_in_a_raising_batch(run: Run, key: str) -> bool:
     raised = [d for d in run.deliveries if d.status in ("EXCEPTION", "NULL")]
     batches = [[d for d in run.deliveries if abs(d.time_ms - r.time_ms) <= BATCH_WINDOW_MS] for r in raised]
     shared = [batch for batch in batches if len({d.uniq_key for d in batch}) > 1]
-    unseen = (bool(shared) or has_unshown_send_back_after_raise(run, raised)) and not get_deliveries(run, key)
-    return unseen or any(key in {d.uniq_key for d in batch} for batch in shared)
+    with_unshown = [d for d in raised if has_unshown_send_back_after(run, d)]
+    unseen = bool(shared or with_unshown) and not get_deliveries(run, key)
+    return unseen or any(d.uniq_key == key for d in with_unshown) \
+        or any(key in {d.uniq_key for d in batch} for batch in shared)
 
 
-def has_unshown_send_back_after_raise(run: Run, raised: list) -> bool:
-    """[CC-04] A send-back names a copy the listener was never shown, within SEND_BACK_WINDOW_MS after a raise: the
-    batch the raise was in held a message the listener never got (conformance-cpp drew [m0 EXCEPTION] shown alone,
-    its pulled batch-mate m2 sent back unshown, and lost when that send-back failed)."""
+def has_unshown_send_back_after(run: Run, raised: Delivery) -> bool:
+    """[CC-04] A send-back names a copy the listener was never shown, within SEND_BACK_WINDOW_MS after the raise
+    `raised`: the batch it was in held a message the listener never got, though it was shown alone
+    (conformance-cpp seeds 1102 and 1106: the raise's own message, or its unshown batch-mate, lost)."""
     shown = {d.message["commitLogOffset"] for d in run.deliveries}
-    return any(int(r.fields.get("offset", -1)) not in shown
-               and any(0 <= r.time_ms - d.time_ms <= SEND_BACK_WINDOW_MS for d in raised)
+    return any(int(r.fields.get("offset", -1)) not in shown and 0 <= r.time_ms - raised.time_ms <= SEND_BACK_WINDOW_MS
                for r in run.get_requests(CONSUMER_SEND_MSG_BACK))
 
 

@@ -401,6 +401,12 @@ def test_a_raise_shown_alone_whose_unshown_batch_mate_was_sent_back_is_the_raisi
     assert not is_in_a_raising_batch(run_of(workload, shown, [send_back(1.1, 0)], []), "m2")  # no unshown copy
     late = run_of(workload, shown, [send_back(1.1, 0), send_back(900.0, 268, code=1)], [])
     assert not is_in_a_raising_batch(late, "m2")  # not the raise's batch
+    # Seed 1106: the raising message itself shown alone, an unshown copy sent back right after its raise: its own
+    # loss is the same cause; a message that did not raise there is not covered by it.
+    assert is_in_a_raising_batch(run, "m0")
+    other = run_of(workload, [*shown, delivery(2, 500.0, "m2", 300, 0, "RECONSUME_LATER")],
+                   [send_back(1.1, 0), send_back(3.1, 268, code=1)], [])
+    assert is_in_a_raising_batch(other, "m0") and not is_in_a_raising_batch(other, "m2")
 
 
 def test_a_fault_on_the_send_back_of_an_accepted_copy_is_no_hit_failure():

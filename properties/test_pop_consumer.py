@@ -106,3 +106,4 @@ def test_proxy_dead_letter_is_a_chapter_02_send_back(retry_max_times, random_int
     record_rules(forward.rules)
     assert (forward.result, after.broker) == (direct, direct_broker)
     assert forward.result.stored.topic == DLQ and forward.follow_up.kind == "ack"
+    record_rules(["PC-04"])

@@ -93,6 +93,7 @@ class PopConsumers(RuleBasedStateMachine):
             assert self.now >= self.visible_after.get(key, 0), f"{key} delivered before its invisible time ended"
             assert message.reconsume_times not in self.deliveries[key], f"{key} attempt delivered twice"
             assert key not in self.acked, f"{key} delivered again after its ack"
+            record_rules(["PG-03", "PG-04"])
         assert message.reconsume_times < self.max_attempts
         self.deliveries[key].append(message.reconsume_times)
         self.visible_after[key] = handle.next_visible_time
@@ -198,12 +199,15 @@ class PopConsumers(RuleBasedStateMachine):
         dead = Counter(m.uniq_key for m in stored_in(self.state, DLQ))
         missing = set(self.tags) - self.acked - set(dead) - set(self.lost)
         assert not missing, f"lost without a by-design reason: {sorted(missing)}"
+        record_rules(["PG-01"])
         if self.exact:
             assert not set(self.lost) & (self.acked | set(dead))
             for key, copies in dead.items():
                 assert copies == 1 and self.deliveries[key] == list(range(self.max_attempts)), key
             for key in self.poison - set(self.lost):
                 assert key in dead
+            if dead:
+                record_rules(["PG-02"])
 
 
 class PopConsumersWithFaults(PopConsumers):

@@ -104,6 +104,7 @@ def test_v2_retry_topic_names_are_unique(pair_a, pair_b):
     same = get_pop_retry_topic(pair_a[1], pair_a[0], True) == get_pop_retry_topic(pair_b[1], pair_b[0], True)
     assert same == (pair_a == pair_b)
     assert parse_normal_topic(get_pop_retry_topic(pair_a[1], pair_a[0], True), pair_a[0]) == pair_a[1]
+    record_rules(["IV-04"])
 
 
 @given(body=st.binary(max_size=8), tag=st.sampled_from(["a", None]), flag=st.integers(0, 3),
@@ -146,6 +147,7 @@ def test_delayed_message_is_parked_again_on_revive(level, invisible):
     assert (parked.topic, parked.get_property("REAL_TOPIC"), parked.delay_time_level) == (
         "SCHEDULE_TOPIC_XXXX", RETRY_V1, level)
     assert stored_in(state, RETRY_V1) == []
+    record_rules(["IV-06"])
 
 
 @given(rounds=st.integers(1, 3))

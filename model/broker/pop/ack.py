@@ -8,6 +8,7 @@ from typing import NamedTuple
 from attrs import frozen
 
 from model.broker.consumer_offsets import commit_offset, query_offset
+from model.broker.pop.config import ACK_TIME_INTERVAL, COLLISION_WINDOW
 from model.broker.pop.fifo import commit_and_next, set_next_visible_time
 from model.broker.pop.handle import Handle
 from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
@@ -100,6 +101,8 @@ def process_ack_checkpoint(state: PopBroker, topic: str, group: str, queue_id: i
     offset still unacked there); an ack of a checkpoint revived since the last persist is kept with it for a
     replay after a crash (PO-10) but revives nothing less."""
     key = (topic, group, queue_id, handle.start_offset, handle.pop_time)
+    slot = key + (handle.next_visible_time,)  # a second checkpoint of the key, revived in another scan (PO-11)
+    key = slot if slot in state.pop.checkpoints else key
     pending = state.pop.checkpoints.get(key)
     acked = mark_acked(pending, offset) if pending is not None else None
     if acked is not None and acked != pending:
@@ -141,12 +144,31 @@ def on_change_invisible_time(state: PopBroker, request: ChangeRequest, now: int)
         return process_change_orderly(state, request, now)
     ck = Checkpoint(request.topic, request.group, request.queue_id, request.offset, now, request.invisible_time,
                     (request.offset,), request.handle.revive_queue_id)
-    collides = ck.key in state.pop.checkpoints  # [PO-11] the pop's own key: it replaces the pop's checkpoint
-    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
-    state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
-                                                request.offset, request.handle)
+    state, was_pending, collides = process_change_checkpoint(state, request, ck)
     rules = ("PO-08",) + (() if was_pending else ("PO-09",)) + (("PO-11",) if collides else ())
     return state, ChangeAnswer("SUCCESS", now, request.invisible_time, ck.revive_queue_id, was_pending, rules)
+
+
+def process_change_checkpoint(state: PopBroker, request: ChangeRequest, ck: Checkpoint) -> tuple[PopBroker, bool, bool]:
+    """[PO-11] appendCheckPointThenAckOrigin as the revive service reads it: (state, whether the origin's checkpoint
+    was pending, whether the new checkpoint collided with a pending one of its key). The revive scan merges by key
+    (map.put: the one read last wins) what it reads before it revives the earlier; it reads a checkpoint at its
+    revive time - 1 s and revives it after revive time + 2 s, and the origin's ack at the origin's revive time. So
+    a checkpoint of an existing key whose revive time lies more than COLLISION_WINDOW away is revived on its own;
+    within it the later-due one replaces the other, and the origin's ack reaches the survivor unless it is read
+    before the survivor arrives (more than ACK_TIME_INTERVAL earlier)."""
+    existing = state.pop.checkpoints.get(ck.key)
+    delta = None if existing is None else ck.revive_time - existing.revive_time
+    origin = (request.topic, request.group, request.queue_id, request.handle.start_offset, request.handle.pop_time)
+    if delta is None or 0 <= delta <= COLLISION_WINDOW:  # new, or the later-due one that replaces the other
+        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    elif abs(delta) > COLLISION_WINDOW:  # revived in another scan than the existing one
+        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key + (ck.revive_time,), ck))
+    if delta is not None and ACK_TIME_INTERVAL < delta <= COLLISION_WINDOW and origin == ck.key:
+        return state, True, True  # the origin's ack reached the checkpoint this one replaced
+    state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
+                                                request.offset, request.handle)
+    return state, was_pending, delta is not None and abs(delta) <= COLLISION_WINDOW
 
 
 def process_change_orderly(state: PopBroker, request: ChangeRequest, now: int) -> tuple[PopBroker, ChangeAnswer]:

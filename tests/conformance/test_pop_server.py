@@ -35,10 +35,7 @@ def backend():
 
 
 def set_up(backend, prefix: str, keys=("k0", "k1", "k2"), **group) -> p.Names:
-    names = p.fresh(prefix)
-    p.set_up(backend, names, **group)
-    p.send_all(backend, names, list(keys))
-    return names
+    return p.prepare(backend, prefix, keys, **group)
 
 
 def test_a_4x_server_has_no_pop_and_no_proxy():

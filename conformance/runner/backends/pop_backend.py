@@ -22,11 +22,13 @@ from conformance.codec import pop
 from conformance.codec.codes import (
     ACK_MESSAGE,
     CHANGE_MESSAGE_INVISIBLETIME,
+    GET_ALL_TOPIC_CONFIG,
     POP_MESSAGE,
     UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
     UPDATE_AND_CREATE_TOPIC,
     ResponseCode,
 )
+from conformance.codec.headers import decode_json_body
 from conformance.codec.message import StoredMessage, decode_messages
 from conformance.codec.proxy import Backoff, Received
 from conformance.runner.backends import admin
@@ -79,7 +81,10 @@ class PopBackend(Protocol):
                   fifo: bool = False) -> None: ...
     def set_broker_config(self, **keys: object) -> None: ...
     def get_broker_config(self) -> dict[str, str]: ...
-    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int: ...
+    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
+             delay_level: int = 0) -> int: ...
+    def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int: ...
+    def get_topic_config(self, topic: str) -> dict | None: ...
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
             poll_ms: int = 0, exp: str = "*", order: bool = False, attempt_id: str | None = None) -> PopAnswer: ...
     def ack(self, group: str, topic: str, handle: str) -> int: ...
@@ -142,9 +147,22 @@ class WirePopBackend:
     def get_broker_config(self) -> dict[str, str]:
         return admin.get_broker_config(self.client)
 
-    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int:
-        properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {})}
+    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
+             delay_level: int = 0) -> int:
+        properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {}),
+                      **({"DELAY": str(delay_level)} if delay_level else {})}
         return self.client.send(topic, queue_id, body, properties).code
+
+    def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int:
+        """A 4.x consumer's CONSUMER_SEND_MSG_BACK of a stored message (chapter 02)."""
+        return self.client.send_back(group, message.commit_log_offset, delay_level, message.msg_id, message.topic,
+                                     None).code
+
+    def get_topic_config(self, topic: str) -> dict | None:
+        """The topic's entry of GET_ALL_TOPIC_CONFIG (readQueueNums, writeQueueNums, perm, ...), None when absent."""
+        response = self.client.call(GET_ALL_TOPIC_CONFIG)
+        admin.check(response, "get all topic config")
+        return (decode_json_body(response.body).get("topicConfigTable") or {}).get(topic)
 
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
             poll_ms: int = 0, exp: str = "*", order: bool = False, attempt_id: str | None = None) -> PopAnswer:

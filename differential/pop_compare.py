@@ -94,3 +94,27 @@ def get_lags_out_of_bounds(outcome: PopOutcome) -> list[tuple[str, int, int]]:
     """The retry copies stored earlier than REVIVE_LAG_MIN_MS or later than REVIVE_LAG_MAX_MS after the revive time
     of the handle they came back from (IV-01)."""
     return [lag for lag in outcome.lags if not REVIVE_LAG_MIN_MS <= lag[2] <= REVIVE_LAG_MAX_MS]
+
+
+def get_coverage(outcome: PopOutcome) -> set[str]:
+    """What an example's observations exercised, for Hypothesis's statistics (event): the comparison covers these
+    only where they occurred."""
+    found = set()
+    for observation in outcome.observations:
+        step, messages = observation["step"], observation.get("messages", ())
+        if step == "Wait":
+            groups = [v for k, v in observation.items() if k != "step"]
+            found |= {"retry copies compared"} if any(g.get("retry") for g in groups) else set()
+            found |= {"dead letters compared"} if any(g.get("dlq") for g in groups) else set()
+        elif step in ("Pop", "Receive") and any(m[1] > (1 if step == "Receive" else 0) for m in messages):
+            found.add(f"{step} of a redelivered message")
+        elif step == "PopOrder" and any(m[1] > 0 for m in messages):
+            found.add("orderly re-pop counted")
+        elif observation.get("code") == EXPIRED_HANDLE:
+            found.add("expired receipt handle refused")
+        elif step == "PopOrder" and observation.get("code") == POLLING_TIMEOUT and not messages:
+            found.add("orderly queue blocked")
+    return found
+
+
+EXPIRED_HANDLE, POLLING_TIMEOUT = 40013, 210  # apache.rocketmq.v2.Code.INVALID_RECEIPT_HANDLE; ResponseCode

@@ -7,7 +7,9 @@ customized policy, ``gx`` retryMaxTimes 2 and an exponential one, ``fifo`` an or
 consumes the FIFO topic). Both topics have one queue, and the example sets the broker's popFromRetryProbability to
 0, so that what a pop or a receive returns is decided, not drawn (PO-02's draw is the one thing left out). A step
 that names a message (`ref`) takes the ref-th message delivered so far to its group (modulo their number), and
-`version` 0 its first handle or -1 its newest (a changed handle replaces none: both stay usable, PO-09).
+`version` 0 its first handle or -1 its newest (a changed handle replaces none: both stay usable, PO-09). A sequence
+is a few sends, then two or three rounds: a delivery (POP, orderly POP or receive), up to three requests of the same
+group, and a wait across the revive of whatever was left invisible for a short time.
 """
 
 from __future__ import annotations
@@ -127,21 +129,32 @@ invisible = st.sampled_from((SHORT_MS, SHORT_MS, LONG_MS))
 refs, versions = st.integers(0, 3), st.sampled_from((0, -1, -1))
 exps = st.sampled_from(("*", "*", "a"))
 
-steps = st.one_of(
-    st.builds(Send, st.booleans(), st.sampled_from(TAGS)),
-    st.builds(Send, st.just(False), st.sampled_from(TAGS)),
-    st.builds(Pop, groups, st.integers(1, 3), invisible, exps),
-    st.builds(PopOrder, st.integers(1, 2), invisible, st.sampled_from(("a1", "a2"))),
-    st.builds(Ack, all_groups, refs, versions),
-    st.builds(Change, groups, refs, versions, invisible),
-    st.builds(Receive, all_groups, st.integers(1, 3), invisible, exps),
-    st.builds(GrpcAck, all_groups, refs, versions),
-    st.builds(GrpcChange, all_groups, refs, versions, invisible),
-    st.builds(Forward, groups, refs),
-    st.builds(QueryOffset, all_groups, st.booleans()),
-    st.builds(Settings, all_groups),
-    st.just(Wait()),
-)
+deliveries = st.one_of(st.builds(Pop, groups, st.integers(1, 3), invisible, exps),
+                       st.builds(PopOrder, st.integers(1, 2), invisible, st.sampled_from(("a1", "a2"))),
+                       st.builds(Receive, all_groups, st.integers(1, 3), invisible, exps))
+
+
+def get_group(delivery: Pop | PopOrder | Receive) -> str:
+    return FIFO_GROUP if isinstance(delivery, PopOrder) else delivery.group
+
+
+def get_follow_ups(group: str) -> st.SearchStrategy:
+    """The requests a consumer of `group` sends after a delivery: acks, changes, a forward, a read, or a send."""
+    same = st.just(group)
+    choices = [st.builds(Ack, same, refs, versions), st.builds(GrpcAck, same, refs, versions),
+               st.builds(GrpcChange, same, refs, versions, invisible), st.builds(QueryOffset, same, st.booleans()),
+               st.builds(Settings, same), st.builds(Send, st.booleans(), st.sampled_from(TAGS))]
+    if group != FIFO_GROUP:
+        choices += [st.builds(Change, same, refs, versions, invisible), st.builds(Forward, same, refs)]
+    return st.one_of(choices)
+
+
+# A round: a delivery and up to three requests of its group, then time passes across the revive of what they left
+# invisible for a short time.
+rounds = deliveries.flatmap(lambda first: st.lists(get_follow_ups(get_group(first)), max_size=3).map(
+    lambda more: [first, *more, Wait()]))
 sends = st.lists(st.builds(Send, st.booleans(), st.sampled_from(TAGS)), min_size=1, max_size=3)
-# A few messages first, so that most steps find something to pop, receive, ack or change.
-sequences = st.builds(lambda first, rest: first + rest, sends, st.lists(steps, min_size=2, max_size=9))
+# A few messages first, so that most steps find something to pop, receive, ack or change; then two or three rounds
+# (the last Wait is the final read every sequence ends with).
+sequences = st.builds(lambda first, later: first + [step for round_ in later for step in round_][:-1], sends,
+                      st.lists(rounds, min_size=2, max_size=3))

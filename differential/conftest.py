@@ -2,14 +2,17 @@
 
     python -m conformance.runner.backends.loopback python -m pytest differential
 
-Tests take the ``target`` fixture (each backend the session has) or ``rocketmq`` (the real broker only). Tests
-marked ``rules(...)`` leave one record per rule and backend in the run's report directory (differential/rules.py).
+Tests take the ``target`` fixture (each backend the session has) or ``rocketmq`` (the real broker only); the 5.x
+tests take ``pop_backend`` (RocketMQ 5.3.3 and the model-backed 5.x server, tox env ``differential-broker-5``). Tests
+marked ``rules(...)`` leave one record per rule and backend in the run's report directory (differential/rules.py):
+the backend of the test's ``target`` or ``pop_backend`` parameter, else the real backend RMQSPEC_BACKEND names.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from conformance.runner.backends import get_backend_name
 from differential.compare import Target
 from differential.rules import RECORDS_NAME, make_record, write_rule_records
 
@@ -19,7 +22,8 @@ REAL_BROKER_NAME = "broker-a"
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "rules(*ids): the spec rules a test confirms on the backend it ran against")
+    config.addinivalue_line("markers", "rules(*ids, backends=None): the spec rules a test confirms on the backend it "
+                            "ran against (or on each of `backends`, for a test that compares them)")
     config.rmqspec_rule_records = []
 
 
@@ -30,6 +34,24 @@ def target(request) -> Target:
         server = request.getfixturevalue("model_server")
         return Target(request.param, server.broker_addr, server.settings.broker_name)
     return Target(request.param, request.getfixturevalue("rocketmq").broker_addr, REAL_BROKER_NAME)
+
+
+@pytest.fixture(params=["rocketmq-5.3.3", "model"])
+def pop_backend(request):
+    """A 5.x backend for a POP test: the session's RocketMQ 5.3.3 (proxy and broker), or the session's model-backed
+    server with the 5.3.3 profile; both answer over the same wire (pop_backend.WirePopBackend)."""
+    return request.getfixturevalue("model_pop_backend" if request.param == "model" else "real_pop_backend")
+
+
+def get_backend(item) -> str:
+    """The backend a test ran against: its ``target`` or ``pop_backend`` parameter, else the real backend of the
+    session (RMQSPEC_BACKEND, rocketmq-4.9.8 when it names none)."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    for name in ("target", "pop_backend"):
+        if name in params:
+            return params[name]
+    backend = get_backend_name()
+    return backend if backend != "model" else "rocketmq-4.9.8"
 
 
 @pytest.fixture
@@ -49,10 +71,10 @@ def pytest_runtest_makereport(item, call):
     report = yield
     marker = item.get_closest_marker("rules")
     if marker and report.when == "call":
-        backend = getattr(item, "callspec", None)
-        backend = backend.params.get("target", "rocketmq-4.9.8") if backend else "rocketmq-4.9.8"
+        backends = marker.kwargs.get("backends") or (get_backend(item),)
         item.config.rmqspec_rule_records.extend(
-            make_record(rule, backend, item.nodeid, report.passed, report.longreprtext) for rule in marker.args)
+            make_record(rule, backend, item.nodeid, report.passed, report.longreprtext)
+            for rule in marker.args for backend in backends)
     return report
 
 

@@ -1,10 +1,14 @@
-"""FIFO on RocketMQ 5.3.3 and the proxy's tag filter: an orderly pop blocks its queue while a popped message is in
-flight, a message not acked comes back at its own offset (no retry topic) with a per-offset count; a message the
-broker hands out for a subscription's tag hash but whose tag differs is acked by the proxy, never delivered."""
+"""FIFO on RocketMQ 5.3.3 and the model-backed server, and the proxy's tag filter: an orderly pop blocks its queue
+while a popped message is in flight, a message not acked comes back at its own offset (no retry topic) with a
+per-offset count; the offset moves only by acks, to the first unacked message; an orderly change moves one offset's
+visible time and keeps the pop time; a message the broker hands out for a subscription's tag hash but whose tag
+differs is acked by the proxy, never delivered."""
 
 from __future__ import annotations
 
 import time
+
+import pytest
 
 from conformance.codec import pop
 from conformance.codec.codes import ResponseCode
@@ -16,12 +20,12 @@ pytestmark = requires_5x
 __all__ = ["facts"]
 # Java's String.hashCode: "Aa" and "BB" are both 2112, the consume queue's tag code of either.
 TAG, SAME_HASH_TAG = "Aa", "BB"
+CHANGED_MS = 3_000
 
 
+@pytest.mark.rules("FF-01", "FF-03", "FF-05")
 def test_an_orderly_pop_blocks_the_queue_while_a_message_is_in_flight(pop_backend, facts):
-    names = p.fresh("fifo")
-    p.set_up(pop_backend, names, fifo=True)
-    p.send_all(pop_backend, names, ["k0", "k1", "k2"])
+    names = p.prepare(pop_backend, "fifo", ["k0", "k1", "k2"], fifo=True)
 
     def pop_order(invisible_ms: int, attempt: str):
         return pop_backend.pop(names.group, names.topic, invisible_ms, queue_id=0, max_nums=1, order=True,
@@ -29,6 +33,7 @@ def test_an_orderly_pop_blocks_the_queue_while_a_message_is_in_flight(pop_backen
 
     first = pop_order(p.LONG_MS, "a1")
     blocked = pop_order(p.LONG_MS, "a2")
+    time.sleep(p.NEXT_MS_S)  # a new pop time, or the first handle would not be stale (FF-05)
     same_attempt = pop_order(p.LONG_MS, "a1")  # a client retrying its pop with the same attempt id
     stale_ack = pop_backend.ack(names.group, names.topic, first.messages[0].handle)
     after_stale_ack = pop_order(p.LONG_MS, "a3")
@@ -53,6 +58,7 @@ def _found_at(answer):
     return (answer, p.now_ms()) if answer.messages else None
 
 
+@pytest.mark.rules("PD-02", "PO-05")
 def test_the_proxy_acks_what_its_tag_filter_drops(pop_backend, facts):
     names, other = p.fresh("tag"), p.fresh("tagb")
     p.set_up(pop_backend, names)
@@ -71,3 +77,44 @@ def test_the_proxy_acks_what_its_tag_filter_drops(pop_backend, facts):
     assert [m.key for m in broker.messages] == ["k0", "k1"]
     assert [m.key for m in received.messages] == ["k1"] and later.messages == ()
     assert p.read_retry(pop_backend, names) == () and pop_backend.committed_offset(names.group, names.topic, 0) == 2
+
+
+def pop_order(pop_backend, names: p.Names, invisible_ms: int, attempt: str, max_nums: int = 1):
+    return pop_backend.pop(names.group, names.topic, invisible_ms, queue_id=0, max_nums=max_nums, order=True,
+                           attempt_id=attempt)
+
+
+@pytest.mark.rules("FF-02")
+def test_orderly_acks_move_the_offset_to_the_first_unacked(pop_backend, facts):
+    names = p.prepare(pop_backend, "fifoack", ["k0", "k1", "k2"], fifo=True)
+    batch = pop_order(pop_backend, names, p.LONG_MS, "a1", max_nums=2).messages
+    offsets = [pop_backend.committed_offset(names.group, names.topic, 0)]
+    assert pop_backend.ack(names.group, names.topic, batch[1].handle) == ResponseCode.SUCCESS
+    offsets.append(pop_backend.committed_offset(names.group, names.topic, 0))
+    assert pop_backend.ack(names.group, names.topic, batch[0].handle) == ResponseCode.SUCCESS
+    offsets.append(pop_backend.committed_offset(names.group, names.topic, 0))
+    after = pop_order(pop_backend, names, p.LONG_MS, "a2").messages
+    facts("orderly pop of k0 k1: committed offset after the pop / the ack of k1 / the ack of k0, then the next pop",
+          (offsets, [m.key for m in after]))
+    assert [m.key for m in batch] == ["k0", "k1"] and offsets == [0, 0, 2] and [m.key for m in after] == ["k2"]
+
+
+@pytest.mark.rules("FF-04")
+def test_an_orderly_change_moves_the_visible_time_and_keeps_the_pop_time(pop_backend, facts):
+    names = p.prepare(pop_backend, "fifochg", fifo=True)
+    first = pop_order(pop_backend, names, p.INVISIBLE_MS, "a1").messages[0]
+    changed_at = p.now_ms()
+    code, handle = pop_backend.change_invisible(names.group, names.topic, first.handle, CHANGED_MS)
+    time.sleep(p.INVISIBLE_MS / 1000 + 0.5)
+    blocked = pop_order(pop_backend, names, p.LONG_MS, "a2")
+    attempts = iter(range(1000))
+    again, seen_at = p.wait_until(lambda: _found_at(pop_order(pop_backend, names, p.LONG_MS, f"b{next(attempts)}")),
+                                  CHANGED_MS / 1000 + 3)
+    old, new = pop.decode_handle(first.handle), pop.decode_handle(handle)
+    facts(f"orderly pop with 1 s, changed to {CHANGED_MS} ms: new handle's popTime - old, its invisibleTime - "
+          "(change time - popTime), a pop after 1.5 s, ms from the change to the message again",
+          (new.pop_time - old.pop_time, new.invisible_time - (changed_at - old.pop_time), blocked.code,
+           seen_at - changed_at))
+    assert code == ResponseCode.SUCCESS and new.pop_time == old.pop_time and blocked.messages == ()
+    assert CHANGED_MS - p.CLOCK_SLACK_MS <= new.invisible_time - (changed_at - old.pop_time) <= CHANGED_MS + 100
+    assert [m.key for m in again.messages] == ["k0"] and seen_at - changed_at >= CHANGED_MS - p.CLOCK_SLACK_MS

@@ -276,16 +276,44 @@ def test_a_crash_revives_again_what_was_revived_since_the_persist(invisible, ran
     assert [m.uniq_key for m in first.stored] == [m.uniq_key for m in second.stored] == ["m1"]
 
 
+@given(invisible=st.integers(0, 60_000), changed=st.integers(0, 60_000))
+def test_an_ack_reaches_only_a_checkpoint_it_meets_in_a_revive_scan(invisible, changed):
+    """PO-09 and PO-11: after an ack, a change with the same handle in the pop's millisecond writes a checkpoint with
+    the pop's key; the change's ack of the origin, read at the origin's revive time, finishes it only when it is
+    read from 1 s before to 2 s after the new checkpoint's own revive time — else the acked message comes back. (Due
+    2 to 3 s before the origin, the model is not asked: there the finished origin itself would replace it.)"""
+    assume(not -3_000 <= changed - invisible < -2_000)
+    state = produce(new_pop_broker(), "m0")
+    state, answer = pop(state, 1_000, n=1, invisible=invisible)
+    state, _ = ack(state, answer.handles[0], 1_000)
+    state, changed_answer = change(state, answer.handles[0], changed, 1_000)
+    record_rules(changed_answer.rules)
+    state, revived = on_revive(state, 1_000 + max(invisible, changed) + REVIVE_MARGIN + 1)
+    met = -2_000 <= changed - invisible <= 1_000
+    assert [m.uniq_key for m in revived.stored] == ([] if met else ["m0"])
+
+
 @given(n=st.integers(1, 4), invisible=st.integers(0, 60_000))
-def test_change_in_the_pop_millisecond_loses_the_batch(n, invisible):
-    """PO-11: a change of the batch's first message in the millisecond of its pop makes a checkpoint with the
-    pop's own key; it replaces the pop's checkpoint, and the change's ack of the origin finishes it: no message of
-    the batch is ever revived."""
+def test_change_in_the_pop_millisecond_loses_what_one_revive_scan_merges(n, invisible):
+    """PO-11: a change of the batch's first message (invisible time 10 s) in the millisecond of its pop makes a
+    checkpoint with the pop's own key. One revive scan reads both when their revive times lie within 3 s: the
+    later-due one replaces the other, and the change's ack of the origin finishes the survivor when it is read after
+    it (the change due at most 1 s later) — nothing is revived —, else it lands on the replaced one and only m0
+    comes back; a change due earlier is itself replaced: m0 is lost. Further apart, both are revived on their own."""
     state = produce_many(new_pop_broker(), n)
     state, answer = pop(state, 1_000, n=n)
     state, changed = change(state, answer.handles[0], invisible, 1_000)
     record_rules(changed.rules)
     state, revived = on_revive(state, 1_000 + max(invisible, 10_000) + REVIVE_MARGIN + 1)
-    state, again = pop(state, 100_000, n=32)
-    assert (changed.code, revived.stored, again.messages, state.pop.checkpoints) == (
-        "SUCCESS", (), (), immutables.Map())
+    batch = {f"m{i}" for i in range(n)}
+    if 10_000 <= invisible <= 11_000:
+        expected = set()
+    elif 11_000 < invisible <= 13_000:
+        expected = {"m0"}
+    elif 7_000 <= invisible < 10_000:
+        expected = batch - {"m0"}
+    else:
+        expected = batch
+    assert changed.code == "SUCCESS" and ("PO-11" in changed.rules) == (7_000 <= invisible <= 13_000)
+    assert {m.uniq_key for m in revived.stored} == expected and len(revived.stored) == len(expected)
+    assert state.pop.checkpoints == immutables.Map()

@@ -15,13 +15,20 @@ RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.
 # The conformance harness's verdict records of the run (conformance/report.py): the one source of the clients'
 # verdicts per backend.
 VERDICT_FILES = "conformance-*.jsonl"
-BACKENDS = ("model", "rocketmq-4.9.8")
+BACKENDS = ("model", "rocketmq-4.9.8", "rocketmq-5.3.3")
+# The backends a client's conformance run goes to: the client verdicts' columns.
+CLIENT_BACKENDS = ("model", "rocketmq-4.9.8")
 # The rules a broker decides (what a wire request can observe): the send-back handler, the broker's half of a
-# direct send, the store and its delay timer, the broker's offsets, pull answers and queue locks.
+# direct send, the store and its delay timer, the broker's offsets, pull answers and queue locks; and of 5.x the
+# broker's POP road, the proxy's, FIFO by POP, send-back beside POP and what they guarantee together (chapters 14-19;
+# PC-01..PC-03 are the Java POP consumer's own).
 BROKER_RULES = {
     *(f"SB-{n:02d}" for n in range(1, 15)), *(f"RS-{n:02d}" for n in range(1, 8)),
     *(f"ST-{n:02d}" for n in range(1, 7)), *(f"DT-{n:02d}" for n in range(1, 10)),
     "OS-05", "PL-04", "LK-01", "LK-02", "RB-04",
+    *(f"PO-{n:02d}" for n in range(1, 12)), *(f"IV-{n:02d}" for n in range(1, 9)),
+    *(f"PD-{n:02d}" for n in range(1, 7)), *(f"RP-{n:02d}" for n in range(1, 5)),
+    *(f"FF-{n:02d}" for n in range(1, 6)), "PC-04", *(f"PG-{n:02d}" for n in range(1, 5)),
 }
 
 
@@ -83,12 +90,13 @@ def render_client_table(records: list[dict]) -> str:
     rows: dict[tuple[str, str], dict] = {}
     for record in records:
         client = f"{record['client']['name']} {record['client']['version']}"
-        row = rows.setdefault((client, record["rule"]), {b: set() for b in BACKENDS})
+        row = rows.setdefault((client, record["rule"]), {b: set() for b in CLIENT_BACKENDS})
         row[record["backend"]].add(record["status"])
-    lines = ["| client | rule | " + " | ".join(BACKENDS) + " | same? |", "|---|---|" + "---|" * (len(BACKENDS) + 1)]
+    lines = ["| client | rule | " + " | ".join(CLIENT_BACKENDS) + " | same? |",
+             "|---|---|" + "---|" * (len(CLIENT_BACKENDS) + 1)]
     for (client, rule), row in sorted(rows.items()):
-        same = "yes" if row[BACKENDS[0]] == row[BACKENDS[1]] else "differs"
-        lines.append(f"| {client} | {rule} | " + " | ".join(", ".join(sorted(row[b])) for b in BACKENDS)
+        same = "yes" if row[CLIENT_BACKENDS[0]] == row[CLIENT_BACKENDS[1]] else "differs"
+        lines.append(f"| {client} | {rule} | " + " | ".join(", ".join(sorted(row[b])) for b in CLIENT_BACKENDS)
                      + f" | {same} |")
     return "\n".join(lines) + "\n"
 
@@ -100,7 +108,7 @@ def read_client_records(run_dir: Path) -> list[dict]:
     for path in sorted(run_dir.glob(VERDICT_FILES)):
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line) if line.strip() else {}
-            if record.get("type") == "conformance_verdict" and record.get("backend") in BACKENDS \
+            if record.get("type") == "conformance_verdict" and record.get("backend") in CLIENT_BACKENDS \
                     and record.get("status") not in ("not applicable", "not judged"):
                 records.append(record)
     return records

@@ -139,3 +139,76 @@ def encode_forward(group: str, topic: str, message_id: str, handle: str, attempt
     request.group.name = group
     request.topic.name = topic
     return request
+
+
+# --- The proxy's side: requests read, answers built (the model-backed server's MessagingService) -----------------
+# GrpcConverter.buildUserAttributes leaves out MessageConst.STRING_HASH_SET; these are the ones a message here has.
+SYSTEM_PROPERTIES = frozenset({"UNIQ_KEY", "TAGS", "KEYS", "WAIT", "DELAY", "POP_CK", "1ST_POP_TIME", "REAL_TOPIC",
+                               "REAL_QID", "RETRY_TOPIC", "ORIGIN_MESSAGE_ID", "MAX_OFFSET", "MIN_OFFSET",
+                               "CLUSTER", "TRACE_ON", "MSG_REGION", "CONSUME_START_TIME"})
+
+
+def get_client_id(metadata) -> str:
+    """The x-mq-client-id of a call's invocation metadata ("" when absent)."""
+    return next((value for key, value in metadata if key == "x-mq-client-id"), "")
+
+
+def encode_status(code: int, message: str = "") -> pb.Status:
+    return pb.Status(code=code, message=message or pb.Code.Name(code))
+
+
+def encode_settings(backoff: Backoff) -> spb.TelemetryCommand:
+    """The Settings the proxy answers a consumer's on its telemetry stream: maxAttempts, the group's retry policy
+    as the backoff (customized delays, or exponential parameters) and FIFO (the inverse of decode_settings)."""
+    settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    policy = settings.backoff_policy
+    policy.max_attempts = backoff.max_attempts
+    if backoff.exponential_ms is not None:
+        initial, longest, multiplier = backoff.exponential_ms
+        policy.exponential_backoff.initial.FromMilliseconds(initial)
+        policy.exponential_backoff.max.FromMilliseconds(longest)
+        policy.exponential_backoff.multiplier = multiplier
+    else:
+        for delay in backoff.customized_ms:
+            policy.customized_backoff.next.add().FromMilliseconds(delay)
+    settings.subscription.fifo = backoff.fifo
+    return spb.TelemetryCommand(status=encode_status(CODE_OK), settings=settings)
+
+
+def encode_received_status(code: int) -> spb.ReceiveMessageResponse:
+    return spb.ReceiveMessageResponse(status=encode_status(code))
+
+
+def encode_received_message(topic: str, message: Received, store_timestamp_ms: int = 0) -> spb.ReceiveMessageResponse:
+    """One message of a ReceiveMessage stream (the inverse of decode_receive's)."""
+    out = pb.Message(body=message.body)
+    out.topic.name = topic
+    out.user_properties.update({k: v for k, v in message.properties.items() if k not in SYSTEM_PROPERTIES})
+    system = out.system_properties
+    system.message_id, system.receipt_handle = message.message_id, message.receipt_handle
+    if message.tag:
+        system.tag = message.tag
+    system.delivery_attempt, system.queue_id, system.queue_offset = (message.delivery_attempt, message.queue_id,
+                                                                    message.queue_offset)
+    system.body_encoding = pb.Encoding.IDENTITY
+    system.message_type = pb.MessageType.NORMAL
+    system.store_timestamp.FromMilliseconds(store_timestamp_ms)
+    return spb.ReceiveMessageResponse(message=out)
+
+
+def encode_ack_answer(code: int, message_id: str, handle: str) -> spb.AckMessageResponse:
+    entry = spb.AckMessageResultEntry(message_id=message_id, receipt_handle=handle, status=encode_status(code))
+    return spb.AckMessageResponse(status=encode_status(code), entries=[entry])
+
+
+def encode_change_answer(code: int, handle: str) -> spb.ChangeInvisibleDurationResponse:
+    return spb.ChangeInvisibleDurationResponse(status=encode_status(code), receipt_handle=handle)
+
+
+def encode_forward_answer(code: int) -> spb.ForwardMessageToDeadLetterQueueResponse:
+    return spb.ForwardMessageToDeadLetterQueueResponse(status=encode_status(code))
+
+
+def get_millis(duration) -> int:
+    """A request's Duration field in milliseconds."""
+    return _millis(duration)

@@ -27,6 +27,13 @@ class BrokerSettings:
     # Consumer groups whose subscription config and %RETRY% topic exist from the start, as after a first heartbeat:
     # a client asks for the retry topic's route before its first heartbeat and refreshes routes only every 30 s.
     groups: tuple[str, ...] = ()
+    # The RocketMQ release the model-backed broker behaves as (model/values/profiles.py); "5.3.3" also gives it the
+    # POP requests and the proxy's gRPC service (conformance/runner/server/pop_adapter.py).
+    profile: str = "4.9.8"
+    # The 5.x proxy's ProxyConfig keys a test session may lower (RocketMQ's defaults here): the shortest invisible
+    # duration a receive may ask for, and the long polling a receive that finds nothing is held for at least.
+    proxy_min_invisible_ms: int = 10_000
+    proxy_min_long_polling_ms: int = 5_000
 
 
 @attrs.define

@@ -4,7 +4,8 @@
 namespace with the settings table's broker configuration, stopped and its store removed at the session's end;
 its logs are copied to ``<reports dir>/<run id>/rocketmq-logs`` when a test of the session failed.
 ``rocketmq5``: the same for RocketMQ 5.3.3's proxy with its broker (logs to ``rocketmq5-logs``), only where
-``RMQSPEC_BACKEND=rocketmq-5.3.3``; ``pop_backend``: the POP probes' interface to it (pop_backend.py).
+``RMQSPEC_BACKEND=rocketmq-5.3.3``; ``real_pop_backend``: the POP probes' interface to it (pop_backend.py), and
+``model_pop_backend`` the same interface to the session's model-backed 5.x server.
 """
 
 from __future__ import annotations
@@ -77,7 +78,17 @@ def rocketmq5(request: pytest.FixtureRequest):
 
 
 @pytest.fixture(scope="session")
-def pop_backend(rocketmq5):
+def model_pop_backend():
+    """The POP probes' backend on the session's model-backed server with the 5.3.3 profile (POP requests and the
+    proxy's gRPC service, pop_backend.open_model_pop_backend), started at its first use, always stopped."""
+    from conformance.runner.backends.pop_backend import open_model_pop_backend
+
+    with open_model_pop_backend() as backend:
+        yield backend
+
+
+@pytest.fixture(scope="session")
+def real_pop_backend(rocketmq5):
     """The POP probes' backend (pop_backend.PopBackend) on the session's RocketMQ 5.3.3."""
     from conformance.runner.backends.pop_backend import RealPopBackend
 

@@ -1,7 +1,10 @@
 """The requests of the POP probes (differential/test_pop_*.py), behind one small interface so that the same request
-sequence runs against any 5.x backend: :class:`PopBackend`. :class:`RealPopBackend` is RocketMQ 5.3.3 — remoting to
-its broker for send, pop, ack, changeInvisibleTime, offsets, topic reads and settings, gRPC to its proxy for
-receive, ack, changeInvisibleDuration and forward-to-DLQ. A model-backed 5.x server implements the same methods.
+sequence runs against any 5.x backend: :class:`PopBackend`. :class:`WirePopBackend` speaks to a 5.x broker and
+proxy over the wire — remoting to the broker for send, pop, ack, changeInvisibleTime, offsets, topic reads and
+settings, gRPC to the proxy for receive, ack, changeInvisibleDuration and forward-to-DLQ — and so serves both
+backends with the same clients: :class:`RealPopBackend` is RocketMQ 5.3.3, :class:`ModelPopBackend` the model-backed
+server with a 5.3.3 profile (conformance/runner/server/: POP handlers and a gRPC MessagingService over the model's
+broker and proxy), opened by :func:`open_model_pop_backend` with the real session's broker and proxy settings.
 
 Every answer is a plain value (:class:`Popped`, :class:`PopAnswer`, codes as ints), never a wire object, so that two
 backends' answers compare with ``==``.
@@ -9,6 +12,7 @@ backends' answers compare with ``==``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Protocol
 
@@ -18,17 +22,25 @@ from conformance.codec import pop
 from conformance.codec.codes import (
     ACK_MESSAGE,
     CHANGE_MESSAGE_INVISIBLETIME,
+    GET_ALL_TOPIC_CONFIG,
     POP_MESSAGE,
     UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
     UPDATE_AND_CREATE_TOPIC,
     ResponseCode,
 )
+from conformance.codec.headers import decode_json_body
 from conformance.codec.message import StoredMessage, decode_messages
 from conformance.codec.proxy import Backoff, Received
 from conformance.runner.backends import admin
 from conformance.runner.backends.broker_client import BrokerClient
 from conformance.runner.backends.broker_read import read_committed, read_max_offset
 from conformance.runner.backends.proxy_client import ProxyClient
+from conformance.runner.backends.rocketmq5 import PROXY_CONF
+from conformance.runner.server.runner import run_server
+from conformance.runner.settings import BrokerSettings
+
+# MessageStoreConfig.messageDelayLevel's default, which the 5.3.3 backend keeps.
+DEFAULT_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
 READER_GROUP = "rmqspec-reader"  # the group the probes read whole topics with (pull, never committed)
 
@@ -69,7 +81,10 @@ class PopBackend(Protocol):
                   fifo: bool = False) -> None: ...
     def set_broker_config(self, **keys: object) -> None: ...
     def get_broker_config(self) -> dict[str, str]: ...
-    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int: ...
+    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
+             delay_level: int = 0) -> int: ...
+    def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int: ...
+    def get_topic_config(self, topic: str) -> dict | None: ...
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
             poll_ms: int = 0, exp: str = "*", order: bool = False, attempt_id: str | None = None) -> PopAnswer: ...
     def ack(self, group: str, topic: str, handle: str) -> int: ...
@@ -97,8 +112,9 @@ def received_to_popped(topic: str, message: Received) -> Popped:
                   message.queue_offset, message.delivery_attempt - 1, message.receipt_handle, message.properties)
 
 
-class RealPopBackend:
-    """RocketMQ 5.3.3: a remoting connection to the broker and one gRPC consumer per (group, topic, expression)."""
+class WirePopBackend:
+    """A 5.x backend over the wire: a remoting connection to the broker and one gRPC consumer per (group, topic,
+    expression) of the proxy."""
 
     name = "rocketmq-5.3.3"
     broker_name = "broker-a"
@@ -131,9 +147,22 @@ class RealPopBackend:
     def get_broker_config(self) -> dict[str, str]:
         return admin.get_broker_config(self.client)
 
-    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None) -> int:
-        properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {})}
+    def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
+             delay_level: int = 0) -> int:
+        properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {}),
+                      **({"DELAY": str(delay_level)} if delay_level else {})}
         return self.client.send(topic, queue_id, body, properties).code
+
+    def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int:
+        """A 4.x consumer's CONSUMER_SEND_MSG_BACK of a stored message (chapter 02)."""
+        return self.client.send_back(group, message.commit_log_offset, delay_level, message.msg_id, message.topic,
+                                     None).code
+
+    def get_topic_config(self, topic: str) -> dict | None:
+        """The topic's entry of GET_ALL_TOPIC_CONFIG (readQueueNums, writeQueueNums, perm, ...), None when absent."""
+        response = self.client.call(GET_ALL_TOPIC_CONFIG)
+        admin.check(response, "get all topic config")
+        return (decode_json_body(response.body).get("topicConfigTable") or {}).get(topic)
 
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
             poll_ms: int = 0, exp: str = "*", order: bool = False, attempt_id: str | None = None) -> PopAnswer:
@@ -160,7 +189,7 @@ class RealPopBackend:
     def change_invisible(self, group: str, topic: str, handle: str, invisible_ms: int) -> tuple[int, str | None]:
         fields = pop.encode_change_request(group, topic, handle, invisible_ms)
         response = self.client.call(CHANGE_MESSAGE_INVISIBLETIME, fields)
-        if response.code != ResponseCode.SUCCESS:
+        if response.code != ResponseCode.SUCCESS or "popTime" not in response.ext_fields:
             return response.code, None
         return response.code, pop.get_changed_handle(fields, response.ext_fields, self.broker_name)
 
@@ -210,3 +239,36 @@ class RealPopBackend:
     def forward_to_dlq(self, group: str, topic: str, message: Popped, max_attempts: int) -> int:
         return self.consumer(group, topic).forward_to_dlq(group, topic, message.key, message.handle,
                                                           message.reconsume_times + 1, max_attempts)
+
+
+class RealPopBackend(WirePopBackend):
+    """RocketMQ 5.3.3's broker and proxy (conformance/runner/backends/rocketmq5.py)."""
+
+    name = "rocketmq-5.3.3"
+
+
+class ModelPopBackend(WirePopBackend):
+    """The model-backed server with the 5.3.3 profile: the same requests, every answer the model's."""
+
+    name = "model"
+
+
+def get_model_pop_settings() -> BrokerSettings:
+    """The model-backed 5.x server's settings: the real session's (rocketmq5.BROKER_CONF, PROXY_CONF) where the model
+    has the knob — a group exists only once created, the proxy's shortest receive invisible time and long polling —
+    and RocketMQ's own delay table, which the real 5.3.3 broker keeps."""
+    return BrokerSettings(message_delay_level=DEFAULT_DELAY_LEVEL, profile="5.3.3",
+                          proxy_min_invisible_ms=int(PROXY_CONF["minInvisibleTimeMillsForRecv"]),
+                          proxy_min_long_polling_ms=int(PROXY_CONF["grpcClientConsumerMinLongPollingTimeoutMillis"]))
+
+
+@contextlib.contextmanager
+def open_model_pop_backend(timeout: float = 10.0):
+    """`with open_model_pop_backend() as backend:` a started model-backed 5.x server and its ModelPopBackend, both
+    always stopped."""
+    with run_server(get_model_pop_settings()) as runner:
+        backend = ModelPopBackend(runner.server.broker_addr, runner.server.proxy_addr, timeout)
+        try:
+            yield backend
+        finally:
+            backend.close()

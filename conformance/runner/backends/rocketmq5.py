@@ -38,9 +38,13 @@ PR_SET_PDEATHSIG = 1
 # The broker.conf and rmq-proxy.json keys the probes need beside the build's defaults (a later key wins):
 # - minInvisibleTimeMillsForRecv: the proxy refuses a gRPC receive whose invisible duration is shorter (default
 #   10 s); 1 s lets the revive probes run in seconds instead of tens of seconds.
+# - grpcClientConsumerMinLongPollingTimeoutMillis: the proxy holds a receive that finds nothing for at least this
+#   long (default 5 s), whatever long polling the request asked; 0 lets a receive asked for none answer at once, so
+#   that an empty receive of a drawn sequence takes milliseconds, not 5 s (a request asking for long polling still
+#   gets it).
 # - autoCreateSubscriptionGroup=false: a group exists only when a probe creates it with its retry settings.
 BROKER_CONF = {"autoCreateSubscriptionGroup": "false"}
-PROXY_CONF = {"minInvisibleTimeMillsForRecv": "1000"}
+PROXY_CONF = {"minInvisibleTimeMillsForRecv": "1000", "grpcClientConsumerMinLongPollingTimeoutMillis": "0"}
 
 
 def find_build_dir(start: Path) -> Path | None:

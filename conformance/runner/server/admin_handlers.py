@@ -4,8 +4,10 @@ AdminBrokerProcessor answers them: UPDATE_AND_CREATE_TOPIC (17), GET_ALL_TOPIC_C
 a harness reads to tell a copy still parked for a delay from one already delivered.
 
 They change the model's broker configuration (topics, subscription groups, brokerPermission); they decide no retry
-rule. The model server takes only the broker keys the rules depend on at run time (``brokerPermission``); any other
-key of UPDATE_BROKER_CONFIG is refused with SYSTEM_ERROR naming it, since the model cannot honour it.
+rule. The model server takes only the broker keys the rules depend on at run time (``brokerPermission``, and on a
+5.x server the POP keys of pop_adapter.POP_CONFIG_KEYS, e.g. ``enableRetryTopicV2``); any other key of
+UPDATE_BROKER_CONFIG is refused with SYSTEM_ERROR naming it, since the model cannot honour it. On a 5.x server a
+subscription group also carries what POP and the proxy read: consumeEnable, consumeMessageOrderly, groupRetryPolicy.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from conformance.codec.codes import RequestCode as Rq
 from conformance.codec.codes import ResponseCode as Rs
 from conformance.codec.headers import decode_json_body, encode_delay_offset_table, encode_json_body
 from conformance.codec.remoting import RemotingCommand, make_response
+from conformance.runner.server.pop_adapter import POP_CONFIG_KEYS
 
 RUNTIME_KEYS = ("brokerPermission",)
 
@@ -43,20 +46,25 @@ async def get_all_topic_config(server, request: RemotingCommand) -> RemotingComm
 
 async def update_broker_config(server, request: RemotingCommand) -> RemotingCommand:
     keys = parse_properties(request.body)
-    unknown = sorted(set(keys) - set(RUNTIME_KEYS))
+    allowed = (*RUNTIME_KEYS, *(POP_CONFIG_KEYS if server.pop is not None else ()))
+    unknown = sorted(set(keys) - set(allowed))
     if unknown:
         return make_response(request, Rs.SYSTEM_ERROR,
                              f"the model-backed broker cannot change {', '.join(unknown)} at run time "
-                             f"(only {', '.join(RUNTIME_KEYS)})")
+                             f"(only {', '.join(allowed)})")
     if "brokerPermission" in keys:
         server.set_broker_perm(int(keys["brokerPermission"]))
+    pop_keys = {key: value for key, value in keys.items() if key in POP_CONFIG_KEYS}
+    if pop_keys:
+        server.pop.set_broker_config(pop_keys)
     return make_response(request, Rs.SUCCESS)
 
 
 async def get_broker_config(server, request: RemotingCommand) -> RemotingCommand:
     settings = server.settings
     keys = {"brokerName": settings.broker_name, "brokerClusterName": settings.cluster_name,
-            "brokerPermission": server.adapter.broker.perm, "messageDelayLevel": settings.message_delay_level}
+            "brokerPermission": server.adapter.broker.perm, "messageDelayLevel": settings.message_delay_level,
+            **(server.pop.get_broker_config() if server.pop is not None else {})}
     text = "".join(f"{key}={value}\n" for key, value in keys.items())
     return make_response(request, Rs.SUCCESS, body=text.encode())
 
@@ -65,6 +73,9 @@ async def update_and_create_subscription_group(server, request: RemotingCommand)
     config = decode_json_body(request.body)
     server.adapter.create_group(str(config["groupName"]), int(config.get("retryQueueNums", 1)),
                                 int(config.get("retryMaxTimes", 16)))
+    if server.pop is not None:
+        server.pop.set_group(str(config["groupName"]), bool(config.get("consumeEnable", True)),
+                             bool(config.get("consumeMessageOrderly", False)), config.get("groupRetryPolicy"))
     return make_response(request, Rs.SUCCESS)
 
 

@@ -1,4 +1,5 @@
-"""The only module of conformance/ that imports model/: wire requests in, the model's broker decisions out.
+"""With pop_adapter.py, the only module of the server that imports model/: wire requests in, the model's broker
+decisions out.
 
 It holds the one reference to the model's broker state. Model time is milliseconds since the server started.
 """
@@ -32,6 +33,7 @@ from model.values.message import (
 )
 
 PROPERTY_TAGS = "TAGS"
+PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
 # BrokerController 4.9.8 persists the consumer offsets (consumerOffset.json) 10 s after its start, then every
 # flushConsumerOffsetInterval (5 s by default): scheduleAtFixedRate(consumerOffsetManager::persist, 10000, 5000).
 OFFSET_FLUSH_FIRST_MS, OFFSET_FLUSH_INTERVAL_MS = 10_000, 5_000
@@ -226,6 +228,8 @@ class BrokerAdapter:
         properties = dict(message.properties)
         if PROPERTY_ORIGIN_MESSAGE_ID in properties:
             properties[PROPERTY_ORIGIN_MESSAGE_ID] = self.to_wire_id(properties[PROPERTY_ORIGIN_MESSAGE_ID])
+        if PROPERTY_FIRST_POP_TIME in properties:  # a 5.x pop time (IV-05), in the broker's wall-clock ms
+            properties[PROPERTY_FIRST_POP_TIME] = str(int(properties[PROPERTY_FIRST_POP_TIME]) + self.epoch_ms)
         return StoredMessage(topic=message.topic, body=message.body, queue_id=message.queue_id,
                              queue_offset=message.queue_offset, commit_log_offset=message.commit_log_offset,
                              properties=properties, flag=message.flag, born_timestamp=message.born_timestamp,
@@ -235,8 +239,8 @@ class BrokerAdapter:
 
 
 def create_broker_adapter(settings: BrokerSettings) -> BrokerAdapter:
-    config = Config(message_delay_level=settings.message_delay_level, retry_max_times=settings.retry_max_times,
-                    retry_queue_nums=settings.retry_queue_nums)
+    config = Config(profile=settings.profile, message_delay_level=settings.message_delay_level,
+                    retry_max_times=settings.retry_max_times, retry_queue_nums=settings.retry_queue_nums)
     adapter = BrokerAdapter(settings, config, Broker(perm=settings.broker_perm))
     # The system topic TopicConfigManager 4.9.8 creates at start (L125-L131): the delay timer's 18 queues, readable
     # as on the real broker.

@@ -1,7 +1,9 @@
 """The asyncio name server + broker on loopback: frames in, one task per request, responses matched by opaque.
 
 Everything runs on one event loop, so the broker adapter's model state needs no lock. Model time is monotonic
-milliseconds since start; the delay timer is one task that sleeps until the model's next due time.
+milliseconds since start; the delay timer is one task that sleeps until the model's next due time. A server whose
+profile has server-side retry (5.x) also answers POP requests (pop_handlers.py), runs the revive service on the same
+timer, and serves the proxy's gRPC MessagingService (grpc_service.py) at ``proxy_addr``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from conformance.codec.remoting import (
 from conformance.runner.server.broker_adapter import BrokerAdapter, create_broker_adapter
 from conformance.runner.server.handlers import HANDLERS, describe_body, get_registrations, unregister_channel
 from conformance.runner.server.listener import close_listener, listen
+from conformance.runner.server.pop_adapter import PopAdapter, create_pop_adapter
+from conformance.runner.server.pop_handlers import POP_HANDLERS, get_notified_topic
 from conformance.runner.settings import BrokerSettings, Faults
 
 
@@ -66,10 +70,18 @@ class Server:
     # The endpoints stopped by a fault (kill_broker, stop_namesrv) and not yet started again.
     down: set = attrs.field(factory=set)
     _changed: asyncio.Future | None = None
+    # 5.x: the POP state and the proxy (None for a 4.x profile), the gRPC server and its address, and per topic the
+    # future a held POP or receive waits on for a new message.
+    pop: PopAdapter | None = None
+    proxy_addr: str = ""
+    _grpc: object = None
+    _arrivals: dict = attrs.field(factory=dict)
 
     def __attrs_post_init__(self):
         if self.adapter is None:
             self.adapter = create_broker_adapter(self.settings)
+        if self.pop is None:
+            self.pop = create_pop_adapter(self.adapter, self.settings)
 
     async def start(self) -> Server:
         self._started = time.monotonic()
@@ -80,10 +92,20 @@ class Server:
             setattr(self, f"{endpoint}_addr", f"127.0.0.1:{port}")
             if endpoint == "broker":
                 self.adapter.store_host = ("127.0.0.1", port)
+        if self.pop is not None:
+            from conformance.runner.server.grpc_service import start_grpc  # grpcio: only a 5.x server needs it
+
+            self._grpc, port = await start_grpc(self)
+            self.proxy_addr = f"127.0.0.1:{port}"
         self._spawn(self._run_timer())
         return self
 
     async def stop(self) -> None:
+        if self._grpc is not None:
+            from conformance.runner.server.grpc_service import stop_grpc
+
+            await stop_grpc(self._grpc)
+            self._grpc = None
         for endpoint in ("namesrv", "broker"):
             await self.close_endpoint(endpoint)
         for task in list(self._tasks):
@@ -114,7 +136,35 @@ class Server:
             if self.adapter.next_timer_due() == due:
                 self.findings.append({"kind": "timer-stuck", "due": due})
                 break
+        if self.pop is not None and (due := self.pop.next_due()) is not None and due <= now:
+            for topic in self.pop.run_due(now):
+                self.notify_arrival(get_notified_topic(topic))
+            self.notify_store_changed()
         return now
+
+    def next_due(self) -> int | None:
+        """The earliest time the delay timer or (5.x) the revive service has something to do."""
+        dues = [self.adapter.next_timer_due(), self.pop.next_due() if self.pop is not None else None]
+        return min((due for due in dues if due is not None), default=None)
+
+    def arrival_waiter(self, topic: str) -> asyncio.Future:
+        """A future set when a message next arrives in `topic` (what a held POP or receive waits on)."""
+        future = self._arrivals.get(topic)
+        if future is None or future.done():
+            future = self._arrivals[topic] = asyncio.get_running_loop().create_future()
+        return asyncio.shield(future)
+
+    def notify_arrival(self, topic: str | None) -> None:
+        future = self._arrivals.pop(topic, None) if topic else None
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    async def wait(self, waiter: asyncio.Future, remaining_ms: int) -> None:
+        """Until `waiter` is set or `remaining_ms` passed."""
+        try:
+            await asyncio.wait_for(waiter, remaining_ms / 1000)
+        except TimeoutError:
+            pass
 
     def store_changed_waiter(self) -> asyncio.Future:
         if self._changed is None or self._changed.done():
@@ -128,7 +178,7 @@ class Server:
     async def _run_timer(self) -> None:
         while True:
             waiter = self.store_changed_waiter()
-            due = self.adapter.next_timer_due()
+            due = self.next_due()
             timeout = None if due is None else max(0, due - self.now()) / 1000
             try:
                 await asyncio.wait_for(waiter, timeout)
@@ -190,7 +240,7 @@ class Server:
                 await writer.drain()
 
     async def dispatch(self, request: RemotingCommand, endpoint: str) -> RemotingCommand | None:
-        handler = HANDLERS.get(request.code)
+        handler = HANDLERS.get(request.code) or (POP_HANDLERS.get(request.code) if self.pop is not None else None)
         if handler is None:
             self.findings.append({"kind": "unsupported-request", "code": request.code, "endpoint": endpoint,
                                   "ext_fields": dict(request.ext_fields), "body": describe_body(request.body)})

@@ -144,6 +144,7 @@ async def send_message(server, request: RemotingCommand) -> RemotingCommand:
     if stored is None:
         return make_response(request, code, remark or None)
     server.notify_store_changed()
+    server.notify_arrival(fields.get("topic", ""))
     # The answer names the request's queue id (SendMessageProcessor 4.9.8 L278, L546), not the schedule or DLQ
     # queue the message went to.
     return make_response(request, code, None, {"msgId": stored.msg_id, "queueId": fields.get("queueId", "0"),

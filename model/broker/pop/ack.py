@@ -8,6 +8,7 @@ from typing import NamedTuple
 from attrs import frozen
 
 from model.broker.consumer_offsets import commit_offset, query_offset
+from model.broker.pop.config import ACK_TIME_INTERVAL, COLLISION_WINDOW, REVIVE_MARGIN
 from model.broker.pop.fifo import commit_and_next, set_next_visible_time
 from model.broker.pop.handle import Handle
 from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
@@ -86,9 +87,14 @@ def on_ack(state: PopBroker, request: AckRequest, now: int) -> tuple[PopBroker, 
     return state, AckAnswer("SUCCESS", effective, ("PO-07",))
 
 
-def mark_acked(ck: Checkpoint, offset: int) -> Checkpoint | None:
-    """The checkpoint with `offset` acked (None when the offset is not one of its own)."""
-    if offset not in ck.offsets:
+def mark_acked(ck: Checkpoint | None, offset: int, handle: Handle) -> Checkpoint | None:
+    """The checkpoint with `offset` acked — None when the offset is not one of its own, or when the ack, read at its
+    handle's revive time, cannot meet it in a revive scan (PO-11): the checkpoint is read 1 s before its own revive
+    time and revived 2 s after, so only an ack due from ACK_TIME_INTERVAL before to REVIVE_MARGIN after that time
+    reaches it. A handle's own checkpoint always lies in that window."""
+    if ck is None or offset not in ck.offsets:
+        return None
+    if not -REVIVE_MARGIN <= ck.revive_time - handle.next_visible_time <= ACK_TIME_INTERVAL:
         return None
     return ck._replace(acked=ck.acked | 1 << ck.offsets.index(offset))
 
@@ -96,17 +102,18 @@ def mark_acked(ck: Checkpoint, offset: int) -> Checkpoint | None:
 def process_ack_checkpoint(state: PopBroker, topic: str, group: str, queue_id: int, offset: int,
                            handle: Handle) -> tuple[PopBroker, bool]:
     """The ack message merged by mergeKey (topic, group, queue, the handle's start offset and pop time) into the
-    pending checkpoint, which is finished when all its offsets are acked (effective: True only when it acks an
-    offset still unacked there); an ack of a checkpoint revived since the last persist is kept with it for a
-    replay after a crash (PO-10) but revives nothing less."""
+    pending checkpoint it meets (mark_acked), which is finished when all its offsets are acked (effective: True only
+    when it acks an offset still unacked there); an ack of a checkpoint revived since the last persist is kept with
+    it for a replay after a crash (PO-10) but revives nothing less."""
     key = (topic, group, queue_id, handle.start_offset, handle.pop_time)
+    slot = key + (handle.next_visible_time,)  # a second checkpoint of the key, revived in another scan (PO-11)
+    key = slot if slot in state.pop.checkpoints else key
     pending = state.pop.checkpoints.get(key)
-    acked = mark_acked(pending, offset) if pending is not None else None
+    acked = mark_acked(pending, offset, handle)
     if acked is not None and acked != pending:
         checkpoints = state.pop.checkpoints.delete(key) if acked.is_done else state.pop.checkpoints.set(key, acked)
         return set_pop(state, checkpoints=checkpoints), True
-    revived = state.pop.revived.get(key)
-    late = mark_acked(revived, offset) if revived is not None else None
+    late = mark_acked(state.pop.revived.get(key), offset, handle)
     if late is not None:
         return set_pop(state, revived=state.pop.revived.set(key, late)), False
     return state, False
@@ -141,12 +148,27 @@ def on_change_invisible_time(state: PopBroker, request: ChangeRequest, now: int)
         return process_change_orderly(state, request, now)
     ck = Checkpoint(request.topic, request.group, request.queue_id, request.offset, now, request.invisible_time,
                     (request.offset,), request.handle.revive_queue_id)
-    collides = ck.key in state.pop.checkpoints  # [PO-11] the pop's own key: it replaces the pop's checkpoint
-    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
-    state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
-                                                request.offset, request.handle)
+    state, was_pending, collides = process_change_checkpoint(state, request, ck)
     rules = ("PO-08",) + (() if was_pending else ("PO-09",)) + (("PO-11",) if collides else ())
     return state, ChangeAnswer("SUCCESS", now, request.invisible_time, ck.revive_queue_id, was_pending, rules)
+
+
+def process_change_checkpoint(state: PopBroker, request: ChangeRequest, ck: Checkpoint) -> tuple[PopBroker, bool, bool]:
+    """[PO-11] appendCheckPointThenAckOrigin as the revive service reads it: (state, whether the origin's checkpoint
+    was pending, whether the new checkpoint collided with a pending one of its key). The revive scan merges by key
+    (map.put: the one read last wins) what it reads before it revives the earlier; it reads a checkpoint 1 s before
+    its revive time and revives it 2 s after. So a checkpoint of an existing key whose revive time lies more than
+    COLLISION_WINDOW away is revived on its own; within it the later-due one replaces the other. The origin's ack
+    then reaches whichever checkpoint of its key it meets (mark_acked)."""
+    existing = state.pop.checkpoints.get(ck.key)
+    delta = None if existing is None else ck.revive_time - existing.revive_time
+    if delta is None or 0 <= delta <= COLLISION_WINDOW:  # new, or the later-due one that replaces the other
+        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    elif abs(delta) > COLLISION_WINDOW:  # revived in another scan than the existing one
+        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key + (ck.revive_time,), ck))
+    state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
+                                                request.offset, request.handle)
+    return state, was_pending, delta is not None and abs(delta) <= COLLISION_WINDOW
 
 
 def process_change_orderly(state: PopBroker, request: ChangeRequest, now: int) -> tuple[PopBroker, ChangeAnswer]:

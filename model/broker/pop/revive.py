@@ -84,12 +84,12 @@ def on_revive(state: PopBroker, now: int) -> tuple[PopBroker, ReviveAnswer]:
     """[IV-01] One run of the revive service at `now`: every checkpoint due (IV-01), in revive-time order, is
     revived (IV-02) and kept aside until the next persist (PO-10); one whose group no longer exists is dropped.
     The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows."""
-    due = sorted((ck for ck in state.pop.checkpoints.values() if is_revive_due(ck, now)),
-                 key=lambda ck: (ck.revive_time, ck.key))
+    due = sorted(((slot, ck) for slot, ck in state.pop.checkpoints.items() if is_revive_due(ck, now)),
+                 key=lambda entry: (entry[1].revive_time, entry[0]))
     stored, dropped = [], []
-    for ck in due:
-        state = set_pop(state, checkpoints=state.pop.checkpoints.delete(ck.key),
-                        revived=state.pop.revived.set(ck.key, ck))
+    for slot, ck in due:
+        state = set_pop(state, checkpoints=state.pop.checkpoints.delete(slot),
+                        revived=state.pop.revived.set(slot, ck))
         if ck.group not in state.broker.groups:
             dropped.append(ck)
             continue

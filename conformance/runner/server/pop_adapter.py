@@ -1,0 +1,263 @@
+"""The model-backed server's 5.x half: POP, ack, changeInvisibleTime and revive on the broker's side, and the local
+proxy's receive, ack, changeInvisibleDuration and forward to the DLQ (model/broker/pop/, model/proxy/), over the
+same broker state as the 4.x requests (BrokerAdapter.broker).
+
+Wire values in, wire values out. The model counts time from the server's start; the wire carries wall-clock
+milliseconds, as a real broker's ``System.currentTimeMillis()``: every pop time in a handle, a response header or
+the ``1ST_POP_TIME`` property is the model's time plus ``epoch_ms`` (BrokerAdapter's), and a handle read from the
+wire is taken back by the same amount.
+"""
+
+from __future__ import annotations
+
+import attrs
+import immutables
+
+from conformance.codec.message import StoredMessage
+from conformance.runner.server.broker_adapter import BrokerAdapter, get_subscribed_tags
+from conformance.runner.settings import BrokerSettings
+from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
+from model.broker.pop.config import PopConfig
+from model.broker.pop.handle import Handle
+from model.broker.pop.pop import PROPERTY_POP_CK, PopRequest, on_pop
+from model.broker.pop.restart import on_persist
+from model.broker.pop.retry_policy import (
+    CustomizedRetryPolicy,
+    ExponentialRetryPolicy,
+    GroupRetryPolicy,
+    GroupRetryPolicyType,
+)
+from model.broker.pop.revive import get_next_revive_time, on_revive
+from model.broker.pop.state import PopBroker, PopGroupConfig, PopState
+from model.broker.send_back import RANDOM_BOUND
+from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
+from model.proxy.dlq import on_forward_to_dlq, process_follow_up
+from model.proxy.receive import ReceiveRequest, on_receive
+from model.proxy.settings import ConsumerSettings, ProxyConfig, compute_consumer_settings
+
+# The broker configuration keys UPDATE_BROKER_CONFIG may change at run time, as PopConfig fields.
+POP_CONFIG_KEYS = {"enableRetryTopicV2": "enable_retry_topic_v2",
+                   "retrieveMessageFromPopRetryTopicV1": "retrieve_message_from_pop_retry_topic_v1",
+                   "popFromRetryProbability": "pop_from_retry_probability"}
+
+
+@attrs.frozen
+class PopResult:
+    """What POP_MESSAGE answers: the code's name, the messages as the wire carries them (a retry copy under the
+    asked topic with the broker's POP_CK, FIFO counts per offset) and the response header's fields."""
+
+    code: str
+    messages: tuple[StoredMessage, ...] = ()
+    header: dict = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Received:
+    """What a ReceiveMessage answers: the code's name and each message with its receipt handle."""
+
+    code: str
+    messages: tuple[tuple[StoredMessage, str], ...] = ()
+
+
+def parse_policy(policy: dict | None) -> GroupRetryPolicy:
+    """SubscriptionGroupConfig.groupRetryPolicy as JSON (absent: the customized default)."""
+    if not policy:
+        return GroupRetryPolicy()
+    exponential, customized = policy.get("exponentialRetryPolicy"), policy.get("customizedRetryPolicy")
+    return GroupRetryPolicy(
+        GroupRetryPolicyType(policy.get("type", "CUSTOMIZED")),
+        ExponentialRetryPolicy(int(exponential.get("initial", 5000)), int(exponential.get("max", 7_200_000)),
+                               int(exponential.get("multiplier", 2))) if exponential else None,
+        CustomizedRetryPolicy(tuple(int(n) for n in customized["next"])) if customized and customized.get("next")
+        else None)
+
+
+@attrs.define
+class PopAdapter:
+    """The POP state beside the broker adapter's `broker`; each request composes the model's PopBroker from both
+    and splits the new state back."""
+
+    brokers: BrokerAdapter
+    pop: PopState = attrs.field(factory=PopState)
+    pop_config: PopConfig = attrs.field(factory=PopConfig)
+    proxy: ProxyConfig = attrs.field(factory=ProxyConfig)
+    flush_at: int = 0
+
+    @property
+    def epoch_ms(self) -> int:
+        return self.brokers.epoch_ms
+
+    def state(self) -> PopBroker:
+        return PopBroker(self.brokers.broker, self.pop, self.brokers.config, self.pop_config)
+
+    def keep(self, state: PopBroker) -> None:
+        self.brokers.broker, self.pop = state.broker, state.pop
+
+    def draw(self, bound: int = 100) -> int:
+        return self.brokers.rng.randrange(bound)
+
+    def set_group(self, group: str, consume_enable: bool, orderly: bool, policy: dict | None) -> None:
+        config = PopGroupConfig(consume_enable, orderly, parse_policy(policy))
+        self.pop = attrs.evolve(self.pop, groups=self.pop.groups.set(group, config))
+
+    def set_broker_config(self, keys: dict[str, str]) -> None:
+        changes = {}
+        for key, value in keys.items():
+            field = POP_CONFIG_KEYS[key]
+            changes[field] = value.strip().lower() == "true" if value.strip().lower() in ("true", "false") \
+                else int(value)
+        self.pop_config = attrs.evolve(self.pop_config, **changes)
+
+    def get_broker_config(self) -> dict[str, object]:
+        config = self.pop_config
+        return {"reviveInterval": config.revive_interval, "reviveQueueNum": config.revive_queue_num,
+                "popFromRetryProbability": config.pop_from_retry_probability, "enablePopBufferMerge": "false",
+                "enableRetryTopicV2": str(config.enable_retry_topic_v2).lower(),
+                "retrieveMessageFromPopRetryTopicV1": str(config.retrieve_message_from_pop_retry_topic_v1).lower()}
+
+    # --- handles and messages on the wire ------------------------------------------------------------------------
+
+    def to_wire_handle(self, handle: Handle, with_commit_log_offset: bool = False) -> str:
+        """ExtraInfoUtil's POP_CK (8 fields), or the proxy's ReceiptHandle (a 9th: the commit-log offset)."""
+        fields = handle._replace(pop_time=handle.pop_time + self.epoch_ms)
+        return " ".join(map(str, fields[:9] if with_commit_log_offset else fields[:8]))
+
+    def to_model_handle(self, text: str) -> Handle:
+        """A handle read from the wire (8 or 9 fields); ValueError when it is not one."""
+        parts = text.split(" ")
+        if len(parts) not in (8, 9):
+            raise ValueError(f"receipt handle {text!r} has {len(parts)} fields (valid: 8 or 9)")
+        return Handle(int(parts[0]), int(parts[1]) - self.epoch_ms, int(parts[2]), int(parts[3]), parts[4], parts[5],
+                      int(parts[6]), int(parts[7]), int(parts[8]) if len(parts) == 9 else -1)
+
+    def to_wire_message(self, message, handle: Handle | None) -> StoredMessage:
+        """The model's message view as the wire carries it: POP_CK only where the broker sets one (a copy popped
+        from a retry topic: `handle`)."""
+        message = message._replace(properties=message.properties.delete(PROPERTY_POP_CK)) \
+            if PROPERTY_POP_CK in message.properties else message
+        wire = self.brokers.to_wire(message)
+        properties = dict(wire.properties)
+        if handle is not None:
+            properties[PROPERTY_POP_CK] = self.to_wire_handle(handle)
+        return attrs.evolve(wire, properties=properties)
+
+    # --- the broker: POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME, the revive service ------------------
+
+    def pop_messages(self, group: str, topic: str, queue_id: int, max_nums: int, invisible_time: int, exp: str,
+                     order: bool, attempt_id: str | None, now: int) -> PopResult:
+        request = PopRequest(group, topic, queue_id, max_nums, invisible_time, order, attempt_id,
+                             get_subscribed_tags(exp))
+        state, answer = on_pop(self.state(), request, now, self.draw())
+        self.keep(state)
+        messages = tuple(self.to_wire_message(m, h if h.retry_flag != "0" else None)
+                         for m, h in zip(answer.messages, answer.handles, strict=True))
+        header = {"popTime": now + self.epoch_ms, "invisibleTime": request.invisible_time, "restNum": 0,
+                  "reviveQid": answer.handles[0].revive_queue_id if answer.handles else 0,
+                  **get_offset_infos(answer.handles, answer.order_counts, request.order)}
+        return PopResult(answer.code, messages, header)
+
+    def ack(self, group: str, topic: str, queue_id: int, offset: int, handle: str, now: int) -> str:
+        state, answer = on_ack(self.state(), AckRequest(group, topic, queue_id, offset, self.to_model_handle(handle)),
+                               now)
+        self.keep(state)
+        return answer.code
+
+    def change(self, group: str, topic: str, queue_id: int, offset: int, handle: str, invisible_time: int,
+               now: int) -> tuple[str, dict]:
+        """(code, the response header: popTime, invisibleTime, reviveQid where the broker sets them)."""
+        request = ChangeRequest(group, topic, queue_id, offset, self.to_model_handle(handle), invisible_time)
+        state, answer = on_change_invisible_time(self.state(), request, now)
+        self.keep(state)
+        if answer.pop_time is None:
+            return answer.code, {}
+        return answer.code, {"popTime": answer.pop_time + self.epoch_ms, "invisibleTime": answer.invisible_time,
+                             "reviveQid": answer.revive_queue_id}
+
+    def next_due(self) -> int | None:
+        """When the revive service next finds a due checkpoint, or the next offset persist (PO-10), in model time."""
+        revive = get_next_revive_time(self.state())
+        return self.flush_at if revive is None else min(revive, self.flush_at)
+
+    def run_due(self, now: int) -> tuple[str, ...]:
+        """The revive service and the offset persist at `now`; the topics that received revived copies."""
+        state, answer = on_revive(self.state(), now)
+        if now >= self.flush_at:
+            state = on_persist(state)
+            self.flush_at = now + self.pop_config.flush_consumer_offset_interval
+        self.keep(state)
+        return tuple(sorted({m.get_property("REAL_TOPIC") or m.topic for m in answer.stored}))
+
+    # --- the proxy: ReceiveMessage, AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue --------
+
+    def get_settings(self, group: str) -> ConsumerSettings:
+        return compute_consumer_settings(self.state(), group)
+
+    def receive(self, group: str, topic: str, batch: int, invisible_time: int, exp: str, attempt_id: str | None,
+                now: int) -> tuple[Received, bool]:
+        """(the answer, whether the broker's pop found anything: a receive whose messages the filter all took is
+        answered at once, without long polling). The filter's acks and forwards are sent right after."""
+        request = ReceiveRequest(group, topic, batch, invisible_time, get_subscribed_tags(exp), attempt_id)
+        state, answer = on_receive(self.state(), request, now, self.draw(), self.proxy)
+        pending = list(answer.follow_ups)
+        while pending:
+            state, more = process_follow_up(state, pending.pop(0), now, self.draw(RANDOM_BOUND))
+            pending.extend(more)
+        self.keep(state)
+        messages = tuple((self.to_wire_message(m, None), self.to_wire_handle(h, True))
+                         for m, h in zip(answer.messages, answer.handles, strict=True))
+        return Received(answer.code, messages), bool(answer.follow_ups)
+
+    def proxy_ack(self, group: str, topic: str, handle: str, now: int) -> str:
+        state, answer = on_proxy_ack(self.state(), group, topic, self.to_model_handle(handle), now)
+        self.keep(state)
+        return answer.code
+
+    def proxy_change(self, group: str, topic: str, handle: str, invisible_time: int, now: int) -> tuple[str, str]:
+        state, answer = on_change_invisible_duration(self.state(), group, topic, self.to_model_handle(handle),
+                                                     invisible_time, now, self.proxy)
+        self.keep(state)
+        return answer.code, "" if answer.handle is None else self.to_wire_handle(answer.handle, True)
+
+    def forward_to_dlq(self, group: str, topic: str, handle: str, message_id: str, now: int) -> str:
+        """The send-back's code name (its ack, on SUCCESS, is sent right after)."""
+        model_handle = self.to_model_handle(handle)
+        if model_handle.commit_log_offset < 0:
+            return "INVALID_RECEIPT_HANDLE"
+        state, answer = on_forward_to_dlq(self.state(), group, topic, model_handle, message_id, now,
+                                          self.draw(RANDOM_BOUND))
+        if answer.follow_up is not None:
+            state, _ = process_follow_up(state, answer.follow_up, now, 0)
+        self.keep(state)
+        return answer.result.code.name
+
+
+def get_offset_infos(handles: tuple, order_counts: tuple, order: bool) -> dict[str, str]:
+    """startOffsetInfo, msgOffsetInfo and (orderly) orderCountInfo: ``mark queueId value`` entries joined by ``;``
+    (ExtraInfoUtil.build*Info), one per queue popped, in the order the pop read them."""
+    starts: dict[tuple[str, int], int] = {}
+    offsets: dict[tuple[str, int], list[int]] = {}
+    counts: list[str] = []
+    for handle, (offset_count, _queue_count) in zip(handles, order_counts, strict=True):
+        key = (handle.retry_flag, handle.queue_id)
+        starts.setdefault(key, handle.start_offset)
+        offsets.setdefault(key, []).append(handle.offset)
+        if offset_count > 0:
+            counts.append(f"{handle.retry_flag} qo{handle.queue_id}%{handle.offset} {offset_count}")
+    queue_counts = {(h.retry_flag, h.queue_id): c for h, (_o, c) in zip(handles, order_counts, strict=True)}
+    infos = {"startOffsetInfo": ";".join(f"{m} {q} {s}" for (m, q), s in starts.items()),
+             "msgOffsetInfo": ";".join(f"{m} {q} {','.join(map(str, o))}" for (m, q), o in offsets.items())}
+    if order and handles:
+        counts += [f"{m} {q} {c}" for (m, q), c in queue_counts.items()]
+        infos["orderCountInfo"] = ";".join(counts)
+    return {k: v for k, v in infos.items() if v}
+
+
+def create_pop_adapter(brokers: BrokerAdapter, settings: BrokerSettings) -> PopAdapter | None:
+    """The POP half of a broker whose profile has server-side retry (None for a 4.x one), with the proxy's
+    settings of `settings`."""
+    if not brokers.config.profile.server_side_retry:
+        return None
+    proxy = ProxyConfig(min_invisible_time_mills_for_recv=settings.proxy_min_invisible_ms)
+    return PopAdapter(brokers, PopState(groups=immutables.Map()), PopConfig(settings.broker_name), proxy)
+
+

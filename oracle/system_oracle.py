@@ -150,7 +150,8 @@ class Ledger:
             mark("SY-09 after a lost ORIGIN_MESSAGE_ID the chain links to a retry copy")
         else:
             first = self.origin_ids[m.uniq_key]
-            assert origin in (first, m.uniq_key), f"[SY-09] origin {origin}, first id {first}"
+            forked = m.uniq_key in self.forked and origin in self.copies[m.uniq_key]  # a second lineage's own origin
+            assert origin in (first, m.uniq_key) or forked, f"[SY-09] origin {origin}, first id {first}"
             mark("SY-09")
 
     def on_ConsumeProcessed(self, o: ConsumeProcessed):

@@ -227,6 +227,20 @@ def get_observed_key(observation) -> str:
     return messages[0].uniq_key if messages[0] is not None else ""
 
 
+def get_replayed_originals(run: Run) -> set[str]:
+    """[SY-05] [SY-09] Messages whose original (reconsumeTimes 0, not from a retry topic) reached the listener as two
+    distinct stored copies after a broker kill: the restarted broker's delay timer resumed from its last flushed
+    offset and stored a delayed message again (ScheduleMessageService persists its offsets periodically), so the
+    message has two lineages, each with its own origin id and its own retry budget — counted as a forked chain."""
+    if not any(event.kind == "broker_kill" for event in run.faults):
+        return set()
+    originals: dict[str, set[int]] = defaultdict(set)
+    for delivery in run.deliveries:
+        if delivery.reconsume_times == 0 and not delivery.message["topic"].startswith("%RETRY%"):
+            originals[delivery.uniq_key].add(delivery.message["commitLogOffset"])
+    return {key for key, offsets in originals.items() if len(offsets) > 1}
+
+
 def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[tuple[str, str]]]:
     """Feed the run through the oracle's Ledger; answers the failed claims by rule id, each as (detail, the key of
     the message it is about, "" for none), SY-10 at the end: one per message neither consumed, dead-lettered nor
@@ -242,6 +256,7 @@ def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[tuple
             # The consumed original's offset id, which its retries link to: known before its first delivery when
             # it was sent back unseen (CC-02) or seen only after a restart.
             ledger.origin_ids.setdefault(copy.key, compute_message_id(copy.source_offset))
+    ledger.forked.update(get_replayed_originals(run))
     for observation in observe(run):
         try:
             ledger.record([observation])

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from conformance.checker.causes import is_in_a_raising_batch
 from conformance.checker.differential import predict_run
 from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
+from conformance.checker.observe import check_invariants, get_replayed_originals
 from conformance.checker.predict import predict
 from conformance.checker.deviations import DECLARED
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
@@ -490,3 +491,20 @@ def test_cpps_sy05_need_not_show_where_nothing_is_dead_lettered():
     broadcasting = Workload((poison,), model="broadcasting")
     assert not sy05.when(run_of(broadcasting, [], [], []))
     assert sy05.when(run_of(Workload((poison,)), [], [], []))
+
+
+def test_an_original_the_restarted_broker_stored_again_is_a_second_lineage_only_after_a_broker_kill():
+    """The CI rehearsal's conformance-java-faults drew it: the broker killed while delayed messages were due, its
+    delay timer resumed from its last flushed offset and stored them again, so the reference was shown m2's original
+    twice (two commit-log offsets) and each lineage retried with its own origin id. After a broker kill that is two
+    lineages (no SY-05 / SY-09 failure); without one, a second original is still caught."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER", "CONSUME_SUCCESS") * 2),))
+    deliveries, requests, stored = retry_chain(["RECONSUME_LATER", "CONSUME_SUCCESS"], java=True)
+    deliveries += [delivery(3, 5000.0, "m0", 900, 0, "RECONSUME_LATER", start_time=True),
+                   delivery(4, 6100.0, "m0", 1000, 1, "CONSUME_SUCCESS", origin=900, start_time=True)]
+    requests.append(send_back(5010.0, 900, java=True))
+    stored.append(StoredCopy(5010.0, 900, "m0", 1, "%RETRY%G", 3))
+    run = run_of(workload, deliveries, requests, stored, client=JAVA)
+    assert set(check_invariants(run, 16)) == {"SY-09"}
+    killed = evolve(run, faults=(FaultEvent("broker_kill", 3000.0, 4000.0, "at 3000 ms"),))
+    assert get_replayed_originals(killed) == {"m0"} and check_invariants(killed, 16) == {}

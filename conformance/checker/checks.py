@@ -107,7 +107,16 @@ def get_swallowed(run: Run) -> list:
         last = {d.uniq_key: d for d in run.deliveries}
         return [d for d in last.values() if d.status == "EXCEPTION"]
     sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
-    return [d for d in run.deliveries if d.status in RAISED and d.message["commitLogOffset"] not in sent_back]
+    return [d for d in run.deliveries if d.status in RAISED and d.message["commitLogOffset"] not in sent_back
+            and not is_shown_again(run, d)]
+
+
+def is_shown_again(run: Run, delivery) -> bool:
+    """The same stored copy reached the listener again later: a failure in flight when the client stopped (a
+    restart, a kill), whose offset was not committed past it, so the next instance consumed it again — not a
+    failure read as a success, which commits past the copy."""
+    return any(d.time_ms > delivery.time_ms and d.message["commitLogOffset"] == delivery.message["commitLogOffset"]
+               for d in run.deliveries)
 
 def get_unsent_keys(run: Run) -> set[str]:
     """[CC-06] Messages with a RECONSUME_LATER delivery whose copy was never sent back (CLUSTERING, concurrently):
@@ -115,8 +124,8 @@ def get_unsent_keys(run: Run) -> set[str]:
     if run.workload.model == "broadcasting" or run.workload.mode != "concurrently":
         return set()
     sent_back = {int(r.fields.get("offset", -1)) for r in run.get_requests(CONSUMER_SEND_MSG_BACK)}
-    return {d.uniq_key for d in run.deliveries
-            if d.status == "RECONSUME_LATER" and d.message["commitLogOffset"] not in sent_back}
+    return {d.uniq_key for d in run.deliveries if d.status == "RECONSUME_LATER"
+            and d.message["commitLogOffset"] not in sent_back and not is_shown_again(run, d)}
 
 def get_swallowed_keys(run: Run) -> set[str]:
     return {d.uniq_key for d in get_swallowed(run)}

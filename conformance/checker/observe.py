@@ -228,17 +228,17 @@ def get_observed_key(observation) -> str:
 
 
 def get_replayed_originals(run: Run) -> set[str]:
-    """[SY-05] [SY-09] Messages whose original (reconsumeTimes 0, not from a retry topic) reached the listener as two
-    distinct stored copies after a broker kill: the restarted broker's delay timer resumed from its last flushed
-    offset and stored a delayed message again (ScheduleMessageService persists its offsets periodically), so the
-    message has two lineages, each with its own origin id and its own retry budget — counted as a forked chain."""
+    """[SY-05] [SY-09] Messages one of whose copies (the original, or a retry copy with the same reconsumeTimes)
+    reached the listener as two distinct stored copies after a broker kill: the restarted broker's delay timer
+    resumed from its last flushed offset and stored a delayed message or a parked retry again
+    (ScheduleMessageService persists its offsets periodically), so the message has two lineages, each with its own
+    origin id and its own retry budget — counted as a forked chain."""
     if not any(event.kind == "broker_kill" for event in run.faults):
         return set()
-    originals: dict[str, set[int]] = defaultdict(set)
+    copies: dict[tuple[str, int], set[int]] = defaultdict(set)
     for delivery in run.deliveries:
-        if delivery.reconsume_times == 0 and not delivery.message["topic"].startswith("%RETRY%"):
-            originals[delivery.uniq_key].add(delivery.message["commitLogOffset"])
-    return {key for key, offsets in originals.items() if len(offsets) > 1}
+        copies[(delivery.uniq_key, delivery.reconsume_times)].add(delivery.message["commitLogOffset"])
+    return {key for (key, _r), offsets in copies.items() if len(offsets) > 1}
 
 
 def check_invariants(run: Run, max_reconsume_times: int) -> dict[str, list[tuple[str, str]]]:

@@ -78,6 +78,18 @@ def test_a_pop_is_refused_before_it_reads(pop_backend, facts):
     assert [m.key for m in pop_backend.pop(names.group, names.topic, LONG_MS).messages] == ["k0"]
 
 
+@pytest.mark.rules("RB-04")
+def test_a_never_committed_empty_queue_is_not_found_on_5(pop_backend, facts):
+    names = fresh("emptyq")
+    set_up(pop_backend, names)
+    empty = pop_backend.committed_offset(names.group, names.topic, 0)
+    send_all(pop_backend, names, ["k0"])
+    young = pop_backend.committed_offset(names.group, names.topic, 0)
+    facts("QUERY_CONSUMER_OFFSET of a group with no offset: an empty queue, then with its first message", (empty, young))
+    # checkInMemByConsumeOffset (5.1.0+) finds no first unit in an empty queue: QUERY_NOT_FOUND, read as -1
+    assert (empty, young) == (-1, 0)
+
+
 @pytest.mark.rules("PO-05")
 def test_the_tag_filter_moves_the_offset_past_what_it_passes_over(pop_backend, facts):
     names = fresh("tagoff")

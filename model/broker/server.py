@@ -52,11 +52,15 @@ def answer_commit(broker: Broker, request: UpdateConsumerOffset, _context: Conte
     return broker, CommitResult(previous)
 
 
-def answer_query_offset(broker: Broker, request: QueryConsumerOffset, _context: Context) -> tuple[Broker, OffsetResult]:
-    """QUERY_CONSUMER_OFFSET, with the queue's expired head taken into account (RB-04)."""
+def answer_query_offset(broker: Broker, request: QueryConsumerOffset, context: Context) -> tuple[Broker, OffsetResult]:
+    """QUERY_CONSUMER_OFFSET, with the queue's expired head and the profile's check of it taken into account
+    (RB-04)."""
     queue = request.queue
     low = broker.min_offsets.get(queue, 0)
-    return broker, OffsetResult(on_query_consumer_offset(broker, request.group, queue.topic, queue.queue_id, low))
+    config = context.config if context is not None else None
+    needs_head = config is not None and config.profile.query_offset_zero_needs_stored_head
+    return broker, OffsetResult(on_query_consumer_offset(broker, request.group, queue.topic, queue.queue_id, low,
+                                                         needs_head))
 
 
 def answer_max_offset(broker: Broker, request: GetMaxOffset, _context: Context) -> tuple[Broker, OffsetResult]:

@@ -14,6 +14,7 @@ from model.values.wire import (
     CommitResult,
     Context,
     LockBatchRequest,
+    QueryConsumerOffset,
     SendBackRequest,
     SendMessage,
     UpdateConsumerOffset,
@@ -28,7 +29,7 @@ def compute_random(system: System) -> int:
 
 
 # The requests whose answer depends on the broker's clock, configuration or random draw.
-TIMED = frozenset({SendBackRequest, SendMessage, LockBatchRequest})
+TIMED = frozenset({SendBackRequest, SendMessage, LockBatchRequest, QueryConsumerOffset})
 
 
 @answers_for(System)

@@ -52,6 +52,10 @@ class Profile:
     # PD-06: the local proxy's handle after changeInvisibleDuration keeps the old checkpoint's start offset
     # (LocalMessageService, 5.0.0 through develop).
     proxy_change_keeps_batch_start_offset: bool
+    # RB-04 / #5837: QUERY_CONSUMER_OFFSET of a group with no offset answers 0 only if the queue's first message is
+    # in memory (checkInMemByConsumeOffset, 5.1.0+): an empty queue is QUERY_NOT_FOUND; before, 0 unless it is on
+    # disk only (checkInDiskByConsumeOffset), so an empty queue answers 0.
+    query_offset_zero_needs_stored_head: bool
 
 
 _V4_9_1 = Profile(
@@ -73,6 +77,7 @@ _V4_9_1 = Profile(
     read_offset_broker_exception_is_not_found=True,
     server_side_retry=False,
     proxy_change_keeps_batch_start_offset=False,
+    query_offset_zero_needs_stored_head=False,
 )
 _V4_9_8 = evolve(
     _V4_9_1,
@@ -101,6 +106,7 @@ _V5_3_3 = evolve(
     orderly_send_reconsume_time_plus_one=True,
     offset_illegal_freezes_immediately=True,
     broadcast_rebalance_locks_queues=False,
+    query_offset_zero_needs_stored_head=True,
 )
 _DEVELOP = evolve(_V5_3_3, name="develop", fallback_keeps_origin_message_id=True)
 

@@ -159,7 +159,8 @@ class BrokerAdapter:
     def query_offset(self, group: str, topic: str, queue_id: int) -> int | None:
         """QUERY_CONSUMER_OFFSET: the model's answer (None: QUERY_NOT_FOUND)."""
         low = self.min_offset(topic, queue_id)
-        return on_query_consumer_offset(self.broker, group, topic, queue_id, low)
+        return on_query_consumer_offset(self.broker, group, topic, queue_id, low,
+                                        self.config.profile.query_offset_zero_needs_stored_head)
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int, now: int = 0) -> None:
         """A committed offset (UPDATE_CONSUMER_OFFSET, a pull's commitOffset) at model time `now`."""

@@ -22,12 +22,13 @@ import shutil
 import time
 from pathlib import Path
 
+import duckdb
 from pyspark.sql import types as T
 
+from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
 from reports import schema
 from reports.clients import STATUSES
 from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
-from runenv.report_format import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
 
 DUCKDB_TYPES = {T.StringType: "VARCHAR", T.IntegerType: "INTEGER", T.LongType: "BIGINT", T.DoubleType: "DOUBLE"}
 
@@ -263,8 +264,6 @@ def aggregate(db, warehouse: Path, tables: Path, rules: list[tuple[str, str]], l
 
 def run_job(inputs: Path, work: Path, rules: list[tuple[str, str]], last: int = 20, shown: int = 50) -> float:
     """Seconds for the whole job under `work` (warehouse/ and tables/): ingest, then the aggregate."""
-    import duckdb
-
     shutil.rmtree(work, ignore_errors=True)  # a partition of an earlier layout would not match
     (work / "warehouse").mkdir(parents=True)
     started = time.perf_counter()

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+from reports import job
+from reports.cli import EXIT_CODES, OneLineParser
 from reports.spec_rules import ROOT
 from runenv import run_context
 
@@ -21,25 +23,9 @@ CLIENTS_LIMIT_S = 300
 # pytest's exit codes when the suite did not run to its end: interrupted, internal error, usage error (a bad
 # RMQSPEC_* value or pytest argument), no tests collected. The job then stops before aggregating.
 SUITE_DID_NOT_RUN = (2, 3, 4, 5)
-EXIT_CODES = """exit codes:
-  0  every test passed (run) and the aggregate was written
-  1  a test failed (run), or with --strict an input line was quarantined (aggregate)
-  2  a bad command line, RMQSPEC_* setting or input path (one line says which)
-  3  another aggregate held the warehouse for longer than --lock-timeout
-  run only: pytest's 2-5 when the suite did not run to its end (interrupted, internal error, a bad RMQSPEC_*
-  value or pytest argument, no tests); nothing is aggregated then"""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A refused command line is one line (and exit code 2) before anything runs or is written."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from reports import job
-
     formatter = argparse.RawDescriptionHelpFormatter
     parser = OneLineParser(prog="python -m reports", description=__doc__, epilog=EXIT_CODES, formatter_class=formatter)
     commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}", parser_class=OneLineParser)
@@ -90,8 +76,6 @@ def run_clients(run_id: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    from reports import job
-
     parser = build_parser()
     own, pytest_args = split_pytest_args(argv)
     args = parser.parse_args(own or ["run"])

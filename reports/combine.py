@@ -10,9 +10,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reportformat.lines import CONFIGURATION_FIELDS
 from reports.clients import combine_client_matrix
 from reports.transform import UNKNOWN, sum_by
-from runenv.report_format import CONFIGURATION_FIELDS
 
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "started_at", "configuration", "hypothesis_profile", "seed", "nodeid", "status_reason")

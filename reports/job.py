@@ -17,12 +17,17 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reports import combine, extract, load, schema, transform
+from reports import combine, extract, load, schema, site, transform
+from reports.cli import EXIT_CODES, OneLineParser
 from reports.differential import find_newest_records
 from reports.extract import ReportInputError
+from reports.heat_map import render_heat_map
 from reports.local_frame import create_frame
+from reports.render_clients import render_client_heat_map
+from reports.render_html import render_html
+from reports.render_markdown import render_coverage_page, render_summary
 from reports.results import Results
-from reports.session import INTERPRETED, using_conf
+from reports.session import INTERPRETED, get_spark, is_small_local_input, using_conf
 from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
 
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
@@ -82,8 +87,6 @@ def add_tuning_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from reports.__main__ import EXIT_CODES, OneLineParser
-
     parser = OneLineParser(
         prog="python -m reports aggregate", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -192,12 +195,6 @@ def write_site(
     """Writes summary.md, coverage.md, results.json, coverage.png, clients.png, the documentation site (with
     `docs`, when mkdocs-material is installed) and index.html under `out`; returns the summary. `sections`: further
     (heading, HTML) parts of index.html."""
-    from reports import site
-    from reports.heat_map import render_heat_map
-    from reports.render_clients import render_client_heat_map
-    from reports.render_html import render_html
-    from reports.render_markdown import render_coverage_page, render_summary
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "clients.png").write_bytes(render_client_heat_map(results.client_matrix))
     heat_map = render_heat_map(results.rules, results.coverage)
@@ -259,12 +256,8 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         print("error: with --remote, INPUT, --warehouse and --tables must be local paths", file=sys.stderr)
         return 2
     if spark is None and args.remote:
-        from reports.session import get_spark
-
         spark = get_spark(remote=args.remote)
     if spark is None:
-        from reports.session import get_spark, is_small_local_input
-
         # Opt-in JVM tuning of the embedded driver (benchmarks/NOTES.md, "reports/"): the JIT/GC flags of a short
         # job when the runs to ingest are local and small, and the class-data sharing archive.
         quick_start = args.tuned_jvm and is_small_local_input(args.inputs, args.warehouse, args.force)

@@ -24,6 +24,12 @@ from hypothesis import settings
 # a second copy of every observation.
 from hypothesis.internal import observability
 
+# Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and to_jsonable is the
+# only function that turns it into the JSON form Hypothesis itself writes (its file writer calls it); no public
+# function does, and dataclasses.asdict would deep-copy arbitrary test values.
+from hypothesis.strategies._internal.utils import to_jsonable
+
+from reportformat import lines as report_format
 from runenv import run_context
 
 SEEDED_SUFFIX = "+seeded"
@@ -38,13 +44,6 @@ class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
-        # Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and
-        # to_jsonable is the only function that turns it into the JSON form Hypothesis itself writes (its file
-        # writer calls it); no public function does, and dataclasses.asdict would deep-copy arbitrary test values.
-        from hypothesis.strategies._internal.utils import to_jsonable
-
-        from runenv import report_format
-
         self.format, self.to_jsonable = report_format, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}

@@ -6,6 +6,9 @@ from __future__ import annotations
 import html
 import io
 
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+
 from reports.results import EXERCISED, GAP, cut, printable
 
 MODEL = "model"  # reports/clients.py's name of the model's column
@@ -150,11 +153,6 @@ COLOURS = {
 
 def render_client_heat_map(matrix: list[dict]) -> bytes:
     """PNG: the rules some client was judged on (rows) x clients (columns), a colour and a mark per cell."""
-    from matplotlib.colors import to_rgb
-
-    from reports.heat_map import import_pyplot
-
-    plt = import_pyplot()
     clients, cells = get_clients(matrix) or [("(no verdicts)", "")], index_matrix(matrix)
     rules = get_judged_rules(matrix) or ["(none)"]
     grid = [
@@ -162,7 +160,8 @@ def render_client_heat_map(matrix: list[dict]) -> bytes:
         for r in rules
     ]
     width, height = 2.5 + 1.6 * len(clients), 1.6 + 0.26 * len(rules)
-    figure, axes = plt.subplots(figsize=(width, height))
+    figure = Figure(figsize=(width, height))
+    axes = figure.subplots()
     figure.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, bottom=0.2 / height, top=1 - 1.0 / height)
     axes.imshow(grid, aspect="auto")
     axes.set_xticks(range(len(clients)), [get_label(*c).replace(" (", "\n(") for c in clients], fontsize=7)
@@ -176,5 +175,4 @@ def render_client_heat_map(matrix: list[dict]) -> bytes:
     axes.set_title("Spec rules x clients (✓ conforms / exercised, ✗ deviates, n/a, blank: not judged)", fontsize=9)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
     return buffer.getvalue()

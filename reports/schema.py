@@ -1,7 +1,7 @@
 """The Spark schemas of every table the job reads or writes, as PySpark StructTypes, in one place.
 
 Every field is nullable; the fields of Hypothesis' observation that the job does not use are not named, so upstream
-additions to the experimental format cannot break it. The report lines themselves are runenv/report_format.py.
+additions to the experimental format cannot break it. The report lines themselves are reportformat/lines.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from runenv.report_format import RUN_FIELDS
+from reportformat.lines import RUN_FIELDS
 
 TEXT, NUMBER, COUNT, SECONDS = StringType(), IntegerType(), LongType(), DoubleType()
 RULE_IDS = ArrayType(StringType())

@@ -7,10 +7,10 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reportformat import lines as report_format
 from reports import schema
 from reports.clients import compute_client_verdicts
 from reports.spec_rules import RULE_ID
-from runenv import report_format
 
 RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
 UNKNOWN = "unknown"

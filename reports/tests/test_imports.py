@@ -38,6 +38,6 @@ def test_the_checker_sees_a_function_level_import(tmp_path):
 
 def test_the_report_writer_imports_without_pyspark():
     """The plugin writes report files in tox envs that do not install PySpark."""
-    code = "import sys; sys.modules['pyspark'] = None; import reports.plugin, runenv.report_format"
+    code = "import sys; sys.modules['pyspark'] = None; import reports.plugin, reportformat.lines"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

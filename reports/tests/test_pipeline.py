@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -21,6 +22,7 @@ from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from benchmarks import duckdb_job  # noqa: E402
 from reports import extract, job, load, render_markdown, schema, site, transform  # noqa: E402
+from reports.heat_map import render_heat_map  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
@@ -266,8 +268,6 @@ def duckdb_made(ingested, tmp_path_factory):
 
 def read_sorted(pattern: Path, columns: str = "*") -> list[tuple]:
     """A Parquet table's rows, sorted, with doubles rounded (two engines sum in different orders)."""
-    import duckdb
-
     rows = duckdb.sql(f"SELECT {columns} FROM read_parquet('{pattern}', hive_partitioning=true)").fetchall()
     rounded = [tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows]
     return sorted(rounded, key=repr)
@@ -302,8 +302,6 @@ def test_the_duckdb_baseline_makes_the_same_output_tables_as_the_job(ingested, d
 
 
 def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
-    from reports.heat_map import render_heat_map
-
     results = ingested["results"]
     job.write_site(results, tmp_path, str(tmp_path / "tables"), docs=False)
     heat_map = (tmp_path / "coverage.png").read_bytes()

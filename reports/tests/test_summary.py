@@ -3,11 +3,11 @@ table, and text from the reports never sent raw (control bytes) nor whole (long 
 
 from __future__ import annotations
 
+from reportformat.lines import get_exception_message
 from reports.render_html import render_html
 from reports.render_markdown import MAX_FAILURES, render_summary
 from reports.results import Results
 from reports.tests.sample import BASELINE_LABEL, RULES
-from runenv.report_format import get_exception_message
 
 ANSI = "\x1b[2J\x1b[31mred\x07"
 

@@ -3,13 +3,13 @@ string the page places) and a PNG heat map: the model, the reference Java client
 
 from __future__ import annotations
 
-import html
 import io
 
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
-from reports.results import EXERCISED, GAP, cut, printable
+from reports.escape import to_html, to_markdown
+from reports.results import EXERCISED, GAP
 
 MODEL = "model"  # reports/clients.py's name of the model's column
 REFERENCE = ("rocketmq-client-java", "4.9.8")  # the client the model is
@@ -23,6 +23,8 @@ MARK = {
     GAP: "❌ gap",
 }
 MAX_COUNTEREXAMPLE = 400
+INLINE = 300  # characters of a name or rule id shown
+FULL_COPY = "the Parquet table client_matrix"
 
 
 def get_label(name: str, version: str) -> str:
@@ -78,24 +80,26 @@ def render_client_markdown(matrix: list[dict]) -> list[str]:
         "",
         "## Rules x clients",
         "",
-        "| rule | " + " | ".join(get_label(*c) for c in clients) + " |",
+        "| rule | " + " | ".join(to_markdown(get_label(*c)) for c in clients) + " |",
         "|---|" + "---|" * len(clients),
     ]
     for rule in get_judged_rules(matrix):
         lines.append(
-            f"| {rule} | " + " | ".join(get_cell_text(cells.get((*c, rule)), c, missing) for c in clients) + " |"
+            f"| {to_markdown(rule)} | "
+            + " | ".join(to_markdown(get_cell_text(cells.get((*c, rule)), c, missing)) for c in clients)
+            + " |"
         )
     lines += ["", "n/a: the client lacks the feature; ·: no run judges it (conformance/checker/rules.py says why)."]
-    lines += [f"- {get_label(*c)}: not run — {printable(why)}" for c, why in missing.items()]
+    lines += [f"- {to_markdown(get_label(*c))}: not run — {to_markdown(why, 500)}" for c, why in missing.items()]
     deviations = get_deviations(matrix)
     if deviations:
         lines += ["", "### Deviations", ""]
     for row in deviations:
-        example = cut(row["counterexample"], "the Parquet table client_matrix", MAX_COUNTEREXAMPLE)
+        example = to_markdown(row["counterexample"], MAX_COUNTEREXAMPLE, FULL_COPY)
         lines.append(
-            f"- **{row['rule_id']}** {get_label(row['client_name'], row['client_version'])}: "
-            f"{cut(row['detail'], 'the Parquet table client_matrix', 300)}"
-            + (f" — counterexample `{example}`" if example else "")
+            f"- **{to_markdown(row['rule_id'])}** {to_markdown(get_label(row['client_name'], row['client_version']))}: "
+            f"{to_markdown(row['detail'], 300, FULL_COPY)}"
+            + (f" — counterexample: {example}" if example else "")
         )
     return lines
 
@@ -107,24 +111,25 @@ def render_client_section(matrix: list[dict]) -> str:
         return "<h2>Rules x clients</h2><p>No conformance verdicts in the warehouse.</p>"
     clients, cells, unavailable = get_clients(matrix), index_matrix(matrix), get_unavailable(matrix)
     rules = sorted({r["rule_id"] for r in matrix if r["rule_id"]})
-    head = "".join(f"<th>{html.escape(get_label(*c))}</th>" for c in clients)
+    head = "".join(f"<th>{to_html(get_label(*c), INLINE)}</th>" for c in clients)
     body = []
     for rule in rules:
         tds = []
         for client in clients:
             row = cells.get((*client, rule))
             css = {"deviates": "fail", GAP: "gap"}.get(row["status"] if row else "", "")
-            title = html.escape(printable((row or {}).get("detail") or ""))
-            tds.append(f'<td class="{css}" title="{title}">{html.escape(get_cell_text(row, client, unavailable))}</td>')
-        body.append(f"<tr><td>{html.escape(rule)}</td>{''.join(tds)}</tr>")
+            title = to_html((row or {}).get("detail"), INLINE)
+            tds.append(f'<td class="{css}" title="{title}">{to_html(get_cell_text(row, client, unavailable))}</td>')
+        body.append(f"<tr><td>{to_html(rule, INLINE)}</td>{''.join(tds)}</tr>")
     missing = [
-        f"<p>{html.escape(get_label(*c))}: not run — {html.escape(printable(why))}</p>"
+        f"<p>{to_html(get_label(*c), INLINE)}: not run — {to_html(why, pointer=FULL_COPY)}</p>"
         for c, why in unavailable.items()
     ]
     deviations = [
-        f"<h3>{html.escape(r['rule_id'])} · {html.escape(get_label(r['client_name'], r['client_version']))}</h3>"
-        f"<p>{html.escape(cut(r['detail'], 'the Parquet table client_matrix'))}</p>"
-        f"<pre>{html.escape(cut(r['counterexample'], 'the Parquet table client_matrix'))}</pre>"
+        f"<h3>{to_html(r['rule_id'], INLINE)} · "
+        f"{to_html(get_label(r['client_name'], r['client_version']), INLINE)}</h3>"
+        f"<p>{to_html(r['detail'], pointer=FULL_COPY)}</p>"
+        f"<pre>{to_html(r['counterexample'], pointer=FULL_COPY)}</pre>"
         for r in get_deviations(matrix)
     ]
     return "\n".join(

@@ -9,17 +9,17 @@ import html
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from reports.escape import INLINE_LIMIT, to_html
 from reports.render_clients import render_client_section
 from reports.render_markdown import format_time, get_costliest, get_reason
 from reports.results import (
+    REPLAY_LIMIT,
     STATUS_MARK,
     Results,
-    cut,
     get_failure_anchor,
     get_heading_anchor,
     get_replay_command,
     get_rule_anchor,
-    printable,
 )
 from reports.spec_rules import Rule, slugify
 
@@ -51,8 +51,8 @@ FULL_COPY = "the representation column of the Parquet table failures"
 
 
 def escape(value: object) -> str:
-    """HTML text of a value from the reports: control characters shown as escapes, markup escaped."""
-    return html.escape(printable(value))
+    """HTML text of a short value from the reports (reports/escape.py's to_html, cut at a line's length)."""
+    return to_html(value, INLINE_LIMIT)
 
 
 def cell(value: object, css: str = "") -> str:
@@ -61,7 +61,7 @@ def cell(value: object, css: str = "") -> str:
 
 def render_coverage_grid(results: Results, site: str | None) -> list[str]:
     configs = results.configurations
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in configs)
+    head = "".join(f"<th>{escape(c)}</th>" for c in configs)
     rows = [f"<table><tr><th>rule</th><th>title</th><th>status</th>{head}</tr>"]
     for rule in results.rules:
         status = STATUS_MARK[results.get_rule_totals(rule.rule_id)["status"]]
@@ -123,11 +123,12 @@ def render_failure(index: int, row: dict) -> list[str]:
         f"<p>rules {escape(', '.join(row['rule_ids'] or []) or '(none marked)')}; run {escape(row['run_id'])}; "
         f"seed <code>{escape(row['seed'])}</code></p>",
         f"<p>{escape(row['expected_violation'])}</p>" if row["expected_violation"] else "",
-        f"<pre>{html.escape(cut(get_reason(row), FULL_COPY))}</pre>" if get_reason(row) else "",
-        f'<p>replay (from the repository root):</p><code class="replay">{escape(get_replay_command(row))}</code>',
+        f"<pre>{to_html(get_reason(row), pointer=FULL_COPY)}</pre>" if get_reason(row) else "",
+        '<p>replay (from the repository root):</p><code class="replay">'
+        f"{to_html(get_replay_command(row), REPLAY_LIMIT)}</code>",
         f"<details{'' if row['expected_violation'] else ' open'}><summary>shrunk counterexample "
         f"({escape(row.get('steps') or '—')} steps)</summary>"
-        f"<pre>{html.escape(cut(row['representation'], FULL_COPY))}</pre></details>",
+        f"<pre>{to_html(row['representation'], pointer=FULL_COPY)}</pre></details>",
     ]
 
 

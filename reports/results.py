@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from reports.escape import to_terminal
 from reports.spec_rules import Rule, slugify
 
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
-# Text from the reports (counterexamples, messages, file names) is shown in a terminal, Markdown and HTML: control
-# characters (ANSI escapes among them) are shown as escapes, never sent, and long text is cut.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-MAX_TEXT = 2000
+# Each word of a replay command is shown whole up to this length (a real one is far shorter), nothing hidden in it.
+REPLAY_LIMIT = 500
 STATUS_MARK = {GAP: "❌ gap", PARTIAL: "◐ partial", EXERCISED: "✅ exercised", FAILING: "⚠️ failing"}
 
 
@@ -127,20 +125,6 @@ def get_heading_anchor(rule: Rule) -> str:
     return slugify(f"{rule.rule_id} {rule.title}")
 
 
-def printable(text: object) -> str:
-    """`text` with every control character but line breaks and tabs shown as its escape (``\\x1b``)."""
-    return CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
-
-
-def cut(text: str | None, pointer: str, limit: int = MAX_TEXT) -> str:
-    """printable(`text`), cut after `limit` characters with a note saying how long it is and where `pointer` says
-    the whole text is."""
-    text = text or ""
-    if len(text) <= limit:
-        return printable(text)
-    return printable(text[:limit]) + f"\n… cut at {limit:,} of {len(text):,} characters; the whole text: {pointer}"
-
-
 def get_replay_command(row: dict) -> str:
     """The shell command that replays a failure from the repository's root: the run's seed, Hypothesis profile and
     configuration, and the test."""
@@ -149,8 +133,9 @@ def get_replay_command(row: dict) -> str:
     settings = {"RMQSPEC_HYPOTHESIS_SEED": row["seed"], "RMQSPEC_HYPOTHESIS_PROFILE": row.get("hypothesis_profile")}
     if len(values) == len(names):
         settings |= dict(zip(names, values, strict=True))
-    words = [f"{name}={shlex.quote(printable(value))}" for name, value in settings.items() if value]
-    return " ".join(words) + f" python -m pytest -p no:cacheprovider {shlex.quote(printable(row['nodeid']))}"
+    words = [f"{name}={shlex.quote(to_terminal(value, REPLAY_LIMIT))}" for name, value in settings.items() if value]
+    test = shlex.quote(to_terminal(row["nodeid"], REPLAY_LIMIT))
+    return " ".join(words) + f" python -m pytest -p no:cacheprovider {test}"
 
 
 def get_failure_anchor(index: int) -> str:

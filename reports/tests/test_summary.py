@@ -77,7 +77,7 @@ def test_expected_refutations_are_one_table_row_each():
     table = summary.split("## Expected refutations", 1)[1].split("\n## ", 1)[0].strip().splitlines()
     assert table[0] == "| rule | claim refuted | shrunk steps | counterexample |"
     assert table[2].startswith("| OS-05 | OS-05 (refutation of the folklore): the committed offset never decreases |")
-    assert table[3] == "| AA-01 | apache/rocketmq#6163: x | 4 | [test_1](index.html#failure-2) |"
+    assert table[3] == "| AA-01 | apache/rocketmq#6163: x | 4 | [test\\_1](index.html#failure-2) |"
     assert "test_2(n=2)" not in summary  # the counterexample is in index.html, not in the summary
 
 

@@ -29,12 +29,23 @@ from reports.render_markdown import render_coverage_page, render_summary
 from reports.results import Results
 from reports.session import INTERPRETED, get_spark, is_small_local_input, using_conf
 from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
+from runenv.run_context import SettingError, check_directory
 
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
 DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
 DEFAULT_OUT = ROOT / "reports" / "out"
 GRID_FILE = "coverage-by-configuration.csv"
 MAX_QUARANTINE_SHOWN = 50
+
+
+def non_negative_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return seconds
 
 
 def positive_int(text: str) -> int:
@@ -69,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_tuning_argument(parser)
     add(
         "--lock-timeout",
-        type=float,
+        type=non_negative_seconds,
         default=load.LOCK_TIMEOUT,
         help="seconds to wait while another aggregate holds a local warehouse, then exit 3 (default: %(default)s)",
     )
@@ -240,8 +251,32 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     return run(build_parser().parse_args(argv), spark)
 
 
+def check_arguments(args: argparse.Namespace) -> str | None:
+    """What is wrong with the local paths of the command line, before anything starts (the JVM, the warehouse's
+    lock): a missing input, a file where a directory must be; None when nothing is."""
+    for given in args.inputs:
+        if load.is_local(given):
+            try:
+                extract.list_local_directory(given)
+            except ReportInputError as error:
+                return str(error)
+    outputs = [("--warehouse", args.warehouse), ("--out", str(args.out))]
+    outputs += [("--tables", args.tables)] if args.tables else []
+    for option, given in outputs:
+        if load.is_local(given):
+            try:
+                check_directory(option, given.removeprefix("file:"))
+            except SettingError as error:
+                return str(error)
+    return None
+
+
 def run(args: argparse.Namespace, spark=None) -> int:
     """The job over parsed arguments; one aggregate at a time holds a local warehouse."""
+    problem = check_arguments(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         with load.locked(args.warehouse, args.lock_timeout):
             return run_locked(args, spark)

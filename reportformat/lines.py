@@ -38,6 +38,7 @@ RUN_FIELDS = (
 )
 CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_preset")
 MAX_MESSAGE = 2000
+MAX_REPORT = 100_000  # characters of pytest's own report of a failure kept in its line
 
 
 def compact_observation(observation: dict, stamp: dict) -> dict | None:
@@ -79,6 +80,30 @@ def get_exception_message(traceback: str, limit: int = MAX_MESSAGE) -> str | Non
     rest = lines[frames[-1] + 1 :] if frames else lines
     start = next((at for at, text in enumerate(rest) if text and not text.startswith(" ")), None)
     return "\n".join(rest[start:])[:limit] if start is not None else None
+
+
+def make_outcome_line(nodeid: str, when: str, message: str, text: str, seconds: float, now: float) -> dict:
+    """A failed test as pytest reports it, where no failing Hypothesis case stands for it: a ``test_case`` line of
+    its own (``how_generated`` "pytest"), failed, with pytest's message and report (cut to MAX_REPORT)."""
+    phase = "" if when == "call" else f" in {when}"
+    return {
+        "type": "test_case",
+        "property": nodeid,
+        "run_start": now,
+        "status": "failed",
+        "status_reason": f"pytest: failed{phase}",
+        "representation": text[:MAX_REPORT],
+        "arguments": {},
+        "how_generated": "pytest",
+        "features": {},
+        "timing": {"execute:test": float(seconds)},
+        "metadata": {"reproduction_decorator": None},
+        "nodeid": nodeid,
+        "steps": None,
+        "expected_violation": None,
+        "message": message[:MAX_MESSAGE],
+        "report_schema": REPORT_SCHEMA_VERSION,
+    }
 
 
 def make_run_line(title: str, run: dict, now: float) -> dict:

@@ -64,13 +64,25 @@ class ReportWriter:
         elif line is not None:
             self.write(line)
 
-    def release(self, test_passed: bool) -> None:
-        """Write the held failing cases of the test that just ran; a passing test's are refutations."""
+    def release(self, test_passed: bool) -> bool:
+        """Write the held failing cases of the test that just ran; a passing test's are refutations. Whether any
+        was written (a failed test's own counterexample)."""
         for line in self.held:
             if test_passed and not line.get("expected_violation"):
                 line["expected_violation"] = f"{REFUTATION}: {self.claim}" if self.claim else REFUTATION
             self.write(line)
-        self.held = []
+        written, self.held = bool(self.held), []
+        return written
+
+    def write_outcome(self, report) -> None:
+        """A test pytest counts as failed (or in error) that no failing Hypothesis case stands for: a plain or
+        parametrized test, a failure outside any example (a fixture, a health check, a strict xfail that passed).
+        One failed case of its own, so that the summary counts what pytest counts, with a replay command."""
+        crash = getattr(report.longrepr, "reprcrash", None)
+        text = report.longreprtext or ""
+        message = crash.message if crash else (text.strip().splitlines() or [""])[-1]
+        line = report_format.make_outcome_line(report.nodeid, report.when, message, text, report.duration, time.time())
+        self.write(line | {"run_id": self.run["run_id"], "writer": self.run["writer"]})
 
     def close(self) -> None:
         self.release(test_passed=False)
@@ -159,8 +171,11 @@ class ReportPlugin:
         return (yield)
 
     def pytest_runtest_logreport(self, report):
-        if self.writer is not None and report.when == "call":
-            self.writer.release(test_passed=report.passed)
+        if self.writer is None:
+            return
+        counted = report.when == "call" and self.writer.release(test_passed=report.passed)
+        if report.failed and not counted:
+            self.writer.write_outcome(report)
 
     def pytest_report_header(self, config):
         run = config.rmqspec_run

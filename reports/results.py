@@ -82,7 +82,7 @@ class Results:
             "rules": len(self.rules),
             "gaps": [rule_id for rule_id, t in totals.items() if t["status"] == GAP],
             "failing": [rule_id for rule_id, t in totals.items() if t["status"] == FAILING],
-            "unexpected_failures": len(self.unexpected_failures),
+            "unexpected_failures": count_tests(self.unexpected_failures),
             "expected_refutations": len(self.expected_failures),
             "quarantined": sum(self.quarantine_by_reason.values()),
             "seconds": sum(row["seconds"] for row in self.machine_cost),
@@ -113,6 +113,12 @@ class Results:
     @property
     def expected_failures(self) -> list[tuple[int, dict]]:
         return [(at, row) for at, row in enumerate(self.failures) if row["expected_violation"]]
+
+
+def count_tests(failures: list[tuple[int, dict]]) -> int:
+    """Failed tests as pytest counts them: a test (in one run and configuration) whose Hypothesis failure shrank to
+    several distinct counterexamples is one failed test."""
+    return len({(row["run_id"], row["configuration"], row["nodeid"]) for _, row in failures})
 
 
 def get_rule_anchor(rule_id: str) -> str:

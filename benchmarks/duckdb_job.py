@@ -25,12 +25,14 @@ from pathlib import Path
 import duckdb
 from pyspark.sql import types as T
 
-from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
+from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_PROPERTY, STARTED_FIELDS
+from reportformat.schema import get_kind_checks, get_kinds
 from reports import schema
 from reports.clients import STATUSES
 from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
 
 DUCKDB_TYPES = {T.StringType: "VARCHAR", T.IntegerType: "INTEGER", T.LongType: "BIGINT", T.DoubleType: "DOUBLE"}
+DUCKDB_TYPES[T.BooleanType] = "BOOLEAN"
 
 
 def get_duckdb_type(spark_type: T.DataType) -> str:
@@ -66,7 +68,7 @@ KEPT = {
     "rule_ids": "list_filter(map_keys(coalesce(r.features, MAP {})), lambda k: regexp_full_match(k, $2))",
     "timing": "r.timing",
     "seconds": "coalesce(list_sum(map_values(r.timing)), 0.0)",
-    "content": "r.content",
+    "content": "CASE WHEN r.type = 'info' THEN TRY(from_json(r.content, $5)) END",
     "rule": "r.rule",
     "client_name": "r.client.name",
     "client_version": "r.client.version",
@@ -85,6 +87,7 @@ RECORDS = """COPY (
                        WHEN two THEN 'two JSON records on one line'
                        WHEN r.report_schema IS DISTINCT FROM $4 THEN
                            'unknown report schema version ' || coalesce(r.report_schema::VARCHAR, '(none)')
+                       ELSE {shape}
                   END AS reason
         FROM parsed)
     SELECT file, line, reason, CASE WHEN reason IS NOT NULL THEN text[1:300] END AS text, {kept}, run_id
@@ -94,7 +97,7 @@ RANK = f"coalesce(list_position({[*STATUSES]}, {{status}}), 0)"
 STRONGEST = "max({'rank': " + RANK.format(status="status") + ", 'status': status, 'detail': detail})"
 SHORTEST = """arg_min(CASE WHEN counterexample != '' THEN {'detail': detail, 'counterexample': counterexample} END,
                       CASE WHEN counterexample != '' THEN length(counterexample) END)"""
-STARTED = RUN_FIELDS[2:-1]
+STARTED = STARTED_FIELDS
 PARTIALS = {
     "client_verdicts": f"""
         SELECT client_name, client_version, rule_id, top.status, verdicts,
@@ -104,9 +107,11 @@ PARTIALS = {
               FROM records WHERE reason IS NULL AND type IN ('conformance_verdict', 'conformance_client')
               GROUP BY ALL)""",
     "runs": f"""
-        SELECT writer, {", ".join(f"started.{name} AS {name}" for name in STARTED)}, finished_at, run_id
+        SELECT writer, {", ".join(f"started.{name} AS {name}" for name in STARTED)}, finished_at, interrupted,
+               run_id
         FROM (SELECT run_id, writer, any_value(CASE WHEN title = 'run started' THEN content END) AS started,
-                     max(CASE WHEN title = 'run finished' THEN content.finished_at END) AS finished_at
+                     max(CASE WHEN title = 'run finished' THEN content.finished_at END) AS finished_at,
+                     bool_or(title = 'run interrupted' OR coalesce(content.interrupted, false)) AS interrupted
               FROM records WHERE type = 'info' AND property = '{RUN_PROPERTY}' GROUP BY ALL)""",
     "failures": """
         SELECT writer, nodeid, status_reason, message, expected_violation, representation, reproduction_decorator,
@@ -134,8 +139,31 @@ def write_records(db, inputs: Path, warehouse: Path) -> None:
     db.execute(LINES.format(inputs=inputs))
     kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in KEPT.items())
     structure = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RAW_LINE.fields})
-    parameters = [structure, RULE_ID_PATTERN.strip("^$"), TWO_RECORDS, REPORT_SCHEMA_VERSION]
-    db.execute(RECORDS.format(warehouse=warehouse, kept=kept), parameters)
+    run = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RUN_CONTENT.fields})
+    parameters = [structure, RULE_ID_PATTERN.strip("^$"), TWO_RECORDS, REPORT_SCHEMA_VERSION, run]
+    db.execute(RECORDS.format(warehouse=warehouse, kept=kept, shape=get_shape_checks()), parameters)
+
+def get_shape_checks() -> str:
+    """The checks of each kind of line (reportformat/schema.py, as reports/line_shape.py makes them in Spark):
+    an unknown kind, a required field missing, a value outside its enum; null when none fails."""
+    kinds = ", ".join(sql_text(kind) for kind in get_kinds())
+    no_type, unknown, quote = sql_text("a line without 'type'"), sql_text("unknown record type '"), sql_text("'")
+    cases = [f"WHEN r.type IS NULL THEN {no_type}", f"WHEN r.type NOT IN ({kinds}) THEN {unknown} || r.type || {quote}"]
+    for kind, field, values in get_kind_checks():
+        if values is None:
+            missing = sql_text(f"a {kind} line without '{field}'")
+            cases.append(f"WHEN r.type = '{kind}' AND r.{field} IS NULL THEN {missing}")
+            continue
+        allowed = ", ".join(sql_text(value) for value in values)
+        start = sql_text(f"field '{field}' of a {kind} line is '")
+        end = sql_text(f"', expected one of {', '.join(values)}")
+        cases.append(f"WHEN r.type = '{kind}' AND r.{field} NOT IN ({allowed}) THEN {start} || r.{field} || {end}")
+    return "CASE " + " ".join(cases) + " END"
+
+
+def sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
 
 
 def read_table(db, warehouse: Path, name: str, spark_schema: T.StructType) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 REPORT_SCHEMA_VERSION = 1
 RUN_PROPERTY = "rmqspec.run"
-RUN_STARTED, RUN_FINISHED = "run started", "run finished"
+RUN_STARTED, RUN_FINISHED, RUN_INTERRUPTED = "run started", "run finished", "run interrupted"
 KEPT_TYPES = ("test_case", "alert", "error")
 RULE_TIMING, INVARIANT_TIMING = "execute:rule:", "execute:invariant:"
 # What a passing case keeps of Hypothesis' metadata (sys.argv, predicates, backend, ... repeat on every line).
@@ -35,7 +35,10 @@ RUN_FIELDS = (
     "seed",
     "started_at",
     "finished_at",
+    "interrupted",
 )
+# The fields a run's ``run started`` line gives (its end and interruption come later).
+STARTED_FIELDS = RUN_FIELDS[2:-2]
 CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_preset")
 MAX_MESSAGE = 2000
 MAX_REPORT = 100_000  # characters of pytest's own report of a failure kept in its line
@@ -54,12 +57,21 @@ def compact_observation(observation: dict, stamp: dict) -> dict | None:
         line["steps"] = count_steps(observation.get("representation") or "", observation.get("timing") or {})
         if observation.get("status") == "failed":
             line["message"] = get_exception_message((observation.get("metadata") or {}).get("traceback") or "")
+            line["representation"] = cut_text(observation.get("representation"))
         else:
             line["representation"] = None
             line["arguments"] = {}
             metadata = observation.get("metadata") or {}
             line["metadata"] = {key: metadata.get(key) for key in PASSING_METADATA}
     return line
+
+
+def cut_text(text: str | None, limit: int = MAX_REPORT) -> str | None:
+    """A text kept in a line, cut after `limit` characters with how long it was (a line stays far below the
+    aggregate's --max-line-bytes)."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… (cut at {limit:,} of {len(text):,} characters by the report writer)"
 
 
 def count_steps(representation: str, timing: dict) -> int | None:

@@ -75,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
+    add(
+        "--max-line-bytes",
+        type=positive_int,
+        default=extract.MAX_LINE,
+        help="a longer line is quarantined with that reason, unread (default: %(default)s; the embedded driver's 1 GB "
+        "heap holds a line a few times over)",
+    )
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
     add("--no-site", action="store_true", help="skip the documentation site OUT/site (built when mkdocs is installed)")
     add_tuning_argument(parser)
@@ -104,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     return add_arguments(parser)
 
 
-def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
+def ingest(
+    spark, inputs: list[str], warehouse: str, force: bool = False, max_line: int = extract.MAX_LINE
+) -> tuple[list[str], list[str]]:
     """Ingests new or changed runs (replacing earlier copies) with their partial tables; returns (ingested,
     unchanged) run ids."""
     runs = extract.find_runs(extract.get_lister(spark), inputs)
@@ -117,8 +126,8 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
         load_partials(spark, warehouse, sorted(set(known) - set(todo)))
     if todo:
         load.delete_runs(spark, warehouse, todo)
-        lines = extract.read_lines(spark, [file for run_id in todo for file in runs[run_id].files])
-        records = transform.select_records(transform.parse_lines(lines))
+        lines = extract.read_lines(spark, [file for run_id in todo for file in runs[run_id].files], max_line=max_line)
+        records = transform.select_records(transform.parse_lines(lines, max_line))
         load.append_runs(with_problems(spark, records, [runs[run_id] for run_id in todo]), warehouse)
         load_partials(spark, warehouse, todo)
         load.write_markers(spark, warehouse, pending)
@@ -298,7 +307,7 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         quick_start = args.tuned_jvm and is_small_local_input(args.inputs, args.warehouse, args.force)
         spark = get_spark(args.master, quick_start=quick_start, class_archive=args.tuned_jvm)
     try:
-        ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
+        ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force, args.max_line_bytes)
         print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)
         results = aggregate(spark, args.warehouse, tables, args.last)
     except ReportInputError as error:

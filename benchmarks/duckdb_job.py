@@ -226,7 +226,9 @@ OUTPUTS = {
         FROM configured_failures
         ORDER BY started_at DESC NULLS LAST, run_id DESC, writer, nodeid""",
     "runs_covered": """SELECT count(DISTINCT run_id) AS runs, min(started_at) AS first_started_at,
-                              max(started_at) AS last_started_at FROM runs""",
+                              max(started_at) AS last_started_at,
+                              list_sort(coalesce(list(DISTINCT run_id) FILTER (WHERE interrupted), []))
+                                  AS interrupted_runs FROM runs""",
     "machine_cost": """SELECT machine, timing_key, sum(seconds) AS seconds, sum(test_cases) AS test_cases
                        FROM machine_cost GROUP BY ALL""",
     "rule_cost": """SELECT rule_id, sum(test_cases) AS test_cases, sum(seconds) AS seconds,
@@ -238,7 +240,8 @@ OUTPUTS = {
                    count(DISTINCT ({", ".join(CONFIGURATION_FIELDS)}))
                        FILTER (WHERE {" AND ".join(f"{c} IS NOT NULL" for c in CONFIGURATION_FIELDS)})
                        AS configurations,
-                   count(*) AS writers, count(finished_at) AS writers_finished
+                   count(*) AS writers, count(finished_at) AS writers_finished,
+                   coalesce(bool_or(interrupted), false) AS interrupted
             FROM runs GROUP BY run_id),
         totals AS (SELECT run_id, sum(test_cases) AS test_cases, sum(seconds) AS seconds FROM hits
                    WHERE rule_id IS NULL GROUP BY run_id),
@@ -248,7 +251,7 @@ OUTPUTS = {
         SELECT m.run_id, m.started_at, m.git_commit, m.configurations, m.writers, m.writers_finished,
                coalesce(t.test_cases, 0) AS test_cases, coalesce(t.seconds, 0.0) AS seconds,
                coalesce(e.rules_exercised, 0) AS rules_exercised, coalesce(f.failures, 0) AS failures,
-               coalesce(f.expected_failures, 0) AS expected_failures
+               coalesce(f.expected_failures, 0) AS expected_failures, m.interrupted
         FROM meta m LEFT JOIN totals t USING (run_id) LEFT JOIN exercised e USING (run_id)
         LEFT JOIN failing f USING (run_id)
         ORDER BY m.started_at DESC LIMIT $last""",

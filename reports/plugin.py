@@ -84,9 +84,9 @@ class ReportWriter:
         line = report_format.make_outcome_line(report.nodeid, report.when, message, text, report.duration, time.time())
         self.write(line | {"run_id": self.run["run_id"], "writer": self.run["writer"]})
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
         self.release(test_passed=False)
-        finished = {**self.run, "finished_at": time.time()}
+        finished = {**self.run, "finished_at": time.time(), "interrupted": interrupted}
         self.write(self.format.make_run_line(self.format.RUN_FINISHED, finished, finished["finished_at"]))
         self.file.close()
 
@@ -154,6 +154,7 @@ class ReportPlugin:
         self.is_controller = not hasattr(config, "workerinput")
         self.is_distributed = self.is_controller and bool(getattr(config.option, "numprocesses", None))
         self.writer = None if self.is_distributed else start_report(config)
+        self.interrupted = False
         if self.is_distributed:
             run_id, seed = get_run_settings(config)
             config.rmqspec_run = {"run_id": run_id, "seed": seed}
@@ -181,10 +182,13 @@ class ReportPlugin:
         run = config.rmqspec_run
         return [f"reports: run {run['run_id']} seed {run['seed']} -> {run_context.get_reports_dir() / run['run_id']}"]
 
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+
     def pytest_unconfigure(self, config):
         if self.writer is not None:
             observability.remove_observability_callback(self.writer)
-            self.writer.close()
+            self.writer.close(interrupted=self.interrupted)
 
 
 def register(config) -> None:

@@ -9,19 +9,29 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 from reports.escape import to_html, to_markdown
-from reports.results import EXERCISED, GAP
+from reports.results import EXERCISED, GAP, plural
+from reports.spec_rules import slugify
 
 MODEL = "model"  # reports/clients.py's name of the model's column
 REFERENCE = ("rocketmq-client-java", "4.9.8")  # the client the model is
+# Words that render in every font and terminal; LEGEND says what each means.
 MARK = {
-    "conforms": "✅ conforms",
-    "deviates": "❌ deviates",
+    "conforms": "conforms",
+    "deviates": "deviates",
     "not applicable": "n/a",
-    "not judged": "·",
+    "not judged": "not judged",
     "unavailable": "not run",
-    EXERCISED: "✅ exercised",
-    GAP: "❌ gap",
+    EXERCISED: "exercised",
+    GAP: "gap",
 }
+NO_VERDICT = "—"
+LEGEND = (
+    "conforms: every run that judged the rule saw the client keep it; deviates: a run saw it break the rule (the "
+    "deviation and its counterexample follow); n/a: the client lacks the feature; not judged: no run can judge the "
+    "rule yet (conformance/checker/rules.py says why); not run: the client could not run here; "
+    f"{NO_VERDICT}: no verdict recorded for this client and rule; the model's column: its properties' test cases."
+)
+CSS = {"conforms": "ok", EXERCISED: "ok", "deviates": "fail", GAP: "gap", "not applicable": "na", "not judged": "na"}
 MAX_COUNTEREXAMPLE = 400
 INLINE = 300  # characters of a name or rule id shown
 FULL_COPY = "the Parquet table client_matrix"
@@ -31,6 +41,14 @@ def get_label(name: str, version: str) -> str:
     if name == MODEL:
         return "model (its properties)"
     return f"{name} {version}" + (" (reference)" if (name, version) == REFERENCE else "")
+
+
+ANCHOR = "clients"
+
+
+def get_client_anchor(client: tuple[str, str]) -> str:
+    """The anchor of a client's column (``#client-rocketmq-client-cpp-123``)."""
+    return "client-" + slugify(f"{client[0]} {client[1]}".replace(".", ""))
 
 
 def get_clients(matrix: list[dict]) -> list[tuple[str, str]]:
@@ -60,9 +78,9 @@ def index_matrix(matrix: list[dict]) -> dict[tuple[str, str, str], dict]:
 
 def get_cell_text(row: dict | None, client: tuple[str, str], unavailable: dict) -> str:
     if row is None:  # no verdict of this client on this rule: it did not run, or no run judged the rule
-        return "not run" if client in unavailable else ""
+        return "not run" if client in unavailable else NO_VERDICT
     if client[0] == MODEL and row["status"] == EXERCISED:
-        return f"✅ {row['verdicts']} case" + ("s" if row["verdicts"] != 1 else "")
+        return f"exercised, {plural(row['verdicts'], 'case')}"
     return MARK.get(row["status"], row["status"])
 
 
@@ -89,7 +107,7 @@ def render_client_markdown(matrix: list[dict]) -> list[str]:
             + " | ".join(to_markdown(get_cell_text(cells.get((*c, rule)), c, missing)) for c in clients)
             + " |"
         )
-    lines += ["", "n/a: the client lacks the feature; ·: no run judges it (conformance/checker/rules.py says why)."]
+    lines += ["", LEGEND.replace("conformance/checker/rules.py", "`conformance/checker/rules.py`")]
     lines += [f"- {to_markdown(get_label(*c))}: not run — {to_markdown(why, 500)}" for c, why in missing.items()]
     deviations = get_deviations(matrix)
     if deviations:
@@ -108,16 +126,16 @@ def render_client_section(matrix: list[dict]) -> str:
     """The HTML page's section (a string to place anywhere in the body): every rule with a verdict x clients, each
     cell titled with its detail, and the deviations with their counterexamples."""
     if not matrix:
-        return "<h2>Rules x clients</h2><p>No conformance verdicts in the warehouse.</p>"
+        return f'<h2 id="{ANCHOR}">Rules x clients</h2><p>No conformance verdicts in the warehouse.</p>'
     clients, cells, unavailable = get_clients(matrix), index_matrix(matrix), get_unavailable(matrix)
     rules = sorted({r["rule_id"] for r in matrix if r["rule_id"]})
-    head = "".join(f"<th>{to_html(get_label(*c), INLINE)}</th>" for c in clients)
+    head = "".join(f'<th id="{get_client_anchor(c)}">{to_html(get_label(*c), INLINE)}</th>' for c in clients)
     body = []
     for rule in rules:
         tds = []
         for client in clients:
             row = cells.get((*client, rule))
-            css = {"deviates": "fail", GAP: "gap"}.get(row["status"] if row else "", "")
+            css = CSS.get(row["status"] if row else "", "")
             title = to_html((row or {}).get("detail"), INLINE)
             tds.append(f'<td class="{css}" title="{title}">{to_html(get_cell_text(row, client, unavailable))}</td>')
         body.append(f"<tr><td>{to_html(rule, INLINE)}</td>{''.join(tds)}</tr>")
@@ -134,10 +152,11 @@ def render_client_section(matrix: list[dict]) -> str:
     ]
     return "\n".join(
         [
-            "<h2>Rules x clients</h2>",
+            f'<h2 id="{ANCHOR}">Rules x clients: what each client does at each rule</h2>',
             f"<table><tr><th>rule</th>{head}</tr>",
             *body,
             "</table>",
+            f'<p class="legend">{to_html(LEGEND)}</p>',
             *missing,
             "<h2>Deviations of clients</h2>",
             *deviations,

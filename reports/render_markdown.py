@@ -15,6 +15,7 @@ from reports.results import (
     get_heading_anchor,
     get_replay_command,
     get_rule_anchor,
+    plural,
 )
 from reports.spec_rules import RULE_ID
 
@@ -63,17 +64,22 @@ def render_headline(results: Results) -> list[str]:
     lines = [
         "# Conformance report",
         "",
-        f"**{headline['exercised']}/{headline['rules']} spec rules exercised** · {len(gaps)} gaps · "
-        f"**{headline['unexpected_failures']} unexpected failures** · "
-        f"{headline['expected_refutations']} expected refutations · "
-        f"{headline['quarantined']} quarantined input lines · {headline['seconds']:,.1f} s of test cases",
+        f"**{headline['exercised']}/{headline['rules']} spec rules exercised** · {plural(len(gaps), 'gap')} · "
+        f"**{plural(headline['unexpected_failures'], 'unexpected failure')}** · "
+        f"{plural(headline['expected_refutations'], 'expected refutation')} · "
+        f"{plural(headline['quarantined'], 'quarantined input line')} · "
+        f"{plural(len(headline['interrupted_runs']), 'interrupted run')} · {headline['seconds']:,.1f} s of test cases",
         "",
-        f"Covers the whole warehouse: {headline['runs']} runs, started "
+        f"Covers the whole warehouse: {plural(headline['runs'], 'run')}, started "
         f"{format_time(headline['first_started_at'])} to {format_time(headline['last_started_at'])}, "
-        f"{len(results.configurations)} configurations ({to_markdown(', '.join(results.configurations) or 'none')}); "
-        f"this job ingested {len(results.ingested)} new or changed runs, {len(results.skipped)} unchanged.",
+        f"{plural(len(results.configurations), 'configuration')} "
+        f"({to_markdown(', '.join(results.configurations) or 'none')}); this job ingested "
+        f"{plural(len(results.ingested), 'new or changed run')}, {len(results.skipped)} unchanged.",
         "",
     ]
+    if headline["interrupted_runs"]:
+        runs = to_markdown(", ".join(headline["interrupted_runs"]))
+        lines.append(f"- interrupted runs (Ctrl-C or a killed job: their reports stop early): {runs}")
     if failing:
         lines.append(f"- failing rules: {', '.join(failing)}")
     if gaps:

@@ -13,7 +13,8 @@ from reports.spec_rules import Rule, slugify
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
 # Each word of a replay command is shown whole up to this length (a real one is far shorter), nothing hidden in it.
 REPLAY_LIMIT = 500
-STATUS_MARK = {GAP: "❌ gap", PARTIAL: "◐ partial", EXERCISED: "✅ exercised", FAILING: "⚠️ failing"}
+# Words, not emoji: Debian's headless chromium (and many terminals) drew the emoji as empty boxes.
+STATUS_MARK = {GAP: "gap", PARTIAL: "partial", EXERCISED: "exercised", FAILING: "failing"}
 
 
 def get_configurations(coverage: list[dict]) -> list[str]:
@@ -89,6 +90,7 @@ class Results:
             "runs": covered.get("runs", 0),
             "first_started_at": covered.get("first_started_at"),
             "last_started_at": covered.get("last_started_at"),
+            "interrupted_runs": covered.get("interrupted_runs") or [],
         }
 
     def to_json(self) -> str:
@@ -113,6 +115,11 @@ class Results:
     @property
     def expected_failures(self) -> list[tuple[int, dict]]:
         return [(at, row) for at, row in enumerate(self.failures) if row["expected_violation"]]
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 run``, ``2 runs``, ``0 gaps``."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def count_tests(failures: list[tuple[int, dict]]) -> int:

@@ -26,7 +26,7 @@ import duckdb
 from pyspark.sql import types as T
 
 from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_PROPERTY, STARTED_FIELDS
-from reportformat.schema import get_kind_checks, get_kinds
+from reportformat.schema import describe_kind, get_kind_checks, get_kinds
 from reports import schema
 from reports.clients import STATUSES
 from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
@@ -151,11 +151,11 @@ def get_shape_checks() -> str:
     cases = [f"WHEN r.type IS NULL THEN {no_type}", f"WHEN r.type NOT IN ({kinds}) THEN {unknown} || r.type || {quote}"]
     for kind, field, values in get_kind_checks():
         if values is None:
-            missing = sql_text(f"a {kind} line without '{field}'")
+            missing = sql_text(f"{describe_kind(kind)} without '{field}'")
             cases.append(f"WHEN r.type = '{kind}' AND r.{field} IS NULL THEN {missing}")
             continue
         allowed = ", ".join(sql_text(value) for value in values)
-        start = sql_text(f"field '{field}' of a {kind} line is '")
+        start = sql_text(f"field '{field}' of {describe_kind(kind)} is '")
         end = sql_text(f"', expected one of {', '.join(values)}")
         cases.append(f"WHEN r.type = '{kind}' AND r.{field} NOT IN ({allowed}) THEN {start} || r.{field} || {end}")
     return "CASE " + " ".join(cases) + " END"

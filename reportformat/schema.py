@@ -61,6 +61,11 @@ def get_field_types() -> dict[str, tuple[str, ...]]:
     return {name: get_types(node) for name, node in LINE_SCHEMA["properties"].items()}
 
 
+def describe_kind(kind: str) -> str:
+    """``a test_case line``, ``an info line``."""
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} line"
+
+
 def get_value_types() -> dict[str, tuple[str, ...]]:
     """Each top-level object field whose values the schema types (``timing``: numbers), with those types."""
     return {

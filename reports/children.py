@@ -1,6 +1,7 @@
 """The main job's child processes (the suite, the clients' runs): each in a process group of its own, so that on
-Ctrl-C the job, not the terminal, stops it: SIGINT first (pytest writes its run's last lines), SIGKILL to the whole
-group after STOP_GRACE_S, every process of the group gone within STOP_LIMIT_S."""
+Ctrl-C the job, not the terminal, stops it: SIGTERM first (no child prints its own traceback; the job marks the
+run interrupted), SIGKILL to the whole group after STOP_GRACE_S, every process of the group gone within
+STOP_LIMIT_S."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import subprocess
 import time
 
-STOP_GRACE_S = 1.2  # SIGINT to SIGKILL
+STOP_GRACE_S = 1.2  # SIGTERM to SIGKILL
 STOP_LIMIT_S = 2.0  # every child gone
 
 
@@ -31,8 +32,8 @@ def run_child(command: list[str], timeout: float | None = None, **options) -> in
 
 
 def stop_group(child: subprocess.Popen, grace: float = STOP_GRACE_S) -> None:
-    """SIGINT to the child's process group, SIGKILL after `grace` seconds to whatever of it is left."""
-    send(child.pid, signal.SIGINT)
+    """SIGTERM to the child's process group, SIGKILL after `grace` seconds to whatever of it is left."""
+    send(child.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

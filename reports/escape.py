@@ -30,7 +30,7 @@ FENCE = re.compile(r"(`{3,}|~{3,})")
 # What starts a block when a line begins with it (a heading, list, admonition, details, rule, tabs): such a first
 # character (after the escapes above) is written as its numeric character reference, which shows the same and
 # starts nothing.
-BLOCK_START = re.compile(r"^(?:[#\-+=!?:]|\d+[.)])")
+BLOCK_START = re.compile(r"^(?:(?P<mark>[#!?:=])|(?P<bullet>[-+])(?=\s|$|[-+])|\d+(?P<number>[.)])(?=\s|$))")
 INLINE_LIMIT, BLOCK_LIMIT = 300, 2000
 
 
@@ -62,7 +62,14 @@ def to_markdown(value: object, limit: int = INLINE_LIMIT, pointer: str | None = 
     text = " ".join(to_terminal(value, limit, pointer).splitlines())
     text = MARKDOWN_SPECIAL.sub(r"\\\1", text.lstrip())
     text = "".join(HTML_SPECIAL.get(char, char) for char in text)
-    return BLOCK_START.sub(lambda match: f"{match.group()[:-1]}&#{ord(match.group()[-1])};", text)
+    return BLOCK_START.sub(write_as_reference, text)
+
+
+def write_as_reference(match: re.Match) -> str:
+    """The character of a block's start as its numeric character reference (``1.`` -> ``1&#46;``)."""
+    at = match.start("number") - match.start() if match["number"] else 0
+    text = match.group()
+    return f"{text[:at]}&#{ord(text[at])};{text[at + 1:]}"
 
 
 def to_code_block(value: object, language: str = "text", limit: int = BLOCK_LIMIT, pointer: str | None = None):

@@ -191,7 +191,8 @@ def read_lines(
     paths = [path for path, _, _ in files]
     if not paths:
         empty = create_frame(spark, [], schema.LINES)
-        return empty.withColumn("is_last", F.lit(False))
+        return empty.select(*empty.columns, F.lit(0).cast("long").alias("bytes"), F.lit(True).alias("utf8"),
+                            F.lit(False).alias("is_last"))
     lengths = [length for _, length, _ in files]
     if max(lengths) <= whole_file_limit and sum(lengths) <= WHOLE_INPUT_LIMIT:
         return read_whole_files(spark, paths, max_line)

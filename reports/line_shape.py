@@ -14,7 +14,14 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from reportformat.schema import describe_types, get_field_types, get_kind_checks, get_kinds, get_value_types
+from reportformat.schema import (
+    describe_kind,
+    describe_types,
+    get_field_types,
+    get_kind_checks,
+    get_kinds,
+    get_value_types,
+)
 from reports.schema import CORRUPT
 
 # The JSON text of a value that is not a text: an array, an object, a number, true or false.
@@ -75,14 +82,16 @@ def find_kind_problem(record: Column) -> Column:
     for name, field, values in get_kind_checks():
         value = record[field]
         if values is None:
-            reasons.append(F.when((kind == name) & value.isNull(), F.lit(f"a {name} line without '{field}'")))
+            reasons.append(F.when((kind == name) & value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
             continue
         expected = ", ".join(values)
         reasons.append(
             F.when(
                 (kind == name) & ~value.isin(*values),
                 F.concat(
-                    F.lit(f"field '{field}' of a {name} line is '"), value, F.lit(f"', expected one of {expected}")
+                    F.lit(f"field '{field}' of {describe_kind(name)} is '"),
+                    value,
+                    F.lit(f"', expected one of {expected}"),
                 ),
             )
         )

@@ -59,8 +59,6 @@ LINES = StructType(
         StructField("file", TEXT),
         StructField("line", NUMBER),
         StructField("text", TEXT),
-        StructField("bytes", COUNT),
-        StructField("utf8", BooleanType()),
     ]
 )
 # The warehouse table, partitioned by run_id: every input line, parsed and flattened to what the aggregates read

@@ -49,6 +49,7 @@ def parse_lines(lines: DataFrame, max_line: int = MAX_LINE) -> DataFrame:
         .when(~short, F.lit(f"a line longer than {max_line:,} bytes (--max-line-bytes)"))
         .when(record[schema.CORRUPT].isNotNull() & ~is_json & F.col("is_last"), F.lit(TRUNCATED))
         .when(record[schema.CORRUPT].isNotNull() & ~is_json, F.lit("not a JSON report line"))
+        .when(~body.startswith("{") & ~F.ltrim(body).startswith("{"), F.lit("not a JSON report line"))
         .when(candidate & body.rlike(TWO_RECORDS) & ~is_json, F.lit("two JSON records on one line"))
         .when(
             version.isNull() | (version != report_format.REPORT_SCHEMA_VERSION),

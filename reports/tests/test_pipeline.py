@@ -373,17 +373,18 @@ def test_what_cannot_be_read_is_quarantined_with_its_reason_and_the_rest_counts_
     assert results.configurations == [BASELINE_LABEL, TIGHT_LABEL]  # no "unknown": BOM and writer-less lines read
 
 
+WRONG_STEPS = "field 'steps' is a string, expected an integer or null"
 PARSED = [  # a line as written, and (its type as read, why it is quarantined)
-    ('{"type": "test_case", "report_schema": 1}', ("test_case", None)),
-    ('\ufeff{"type": "info", "report_schema": 1}', ("info", None)),
-    ('{"type": "a", "report_schema": 1}{"type": "b", "report_schema": 1}', ("a", "two JSON records on one line")),
-    ('{"type": "a", "report_schema": 1} \t {"type": "b"}', ("a", "two JSON records on one line")),
-    ('{"type": "a", "report_schema": 1, "message": "}{ and } {"}', ("a", None)),
-    ('{"type": "a", "report_schema": 1, "steps": "many"}', ("a", None)),
-    ('{"type": "a", "report_schema": 2}', ("a", "unknown report schema version 2")),
+    ('{"type": "test_case", "report_schema": 1}', ("test_case", "a test_case line without 'property'")),
+    ('\ufeff{"type": "alert", "report_schema": 1}', ("alert", None)),
+    ('{"type": "alert", "report_schema": 1}{"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1} \t {"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1, "message": "}{ and } {"}', ("alert", None)),
+    ('{"type": "alert", "report_schema": 1, "steps": "many"}', ("alert", WRONG_STEPS)),
+    ('{"type": "alert", "report_schema": 2}', ("alert", "unknown report schema version 2")),
     ("null", (None, "not a JSON report line")),
-    ('[{"type": "a", "report_schema": 1}]', (None, "not a JSON report line")),
-    ('{"type": "a", "report_sch', (None, "truncated last line (writer killed?)")),
+    ('[{"type": "alert", "report_schema": 1}]', (None, "not a JSON report line")),
+    ('{"type": "alert", "report_sch', (None, "truncated last line (writer killed?)")),
 ]
 
 
@@ -394,7 +395,7 @@ def test_each_line_is_read_once_and_two_records_on_one_line_are_told_from_braces
     lines = create_frame(spark, rows, schema.LINES.add("is_last", T.BooleanType()))
     parsed = transform.parse_lines(lines).orderBy("line").select("record.type", "record.steps", "reason").collect()
     assert [(row["type"], row["reason"]) for row in parsed] == [expected for _, expected in PARSED]
-    assert parsed[5]["steps"] is None  # a field of the wrong type is null, the rest of the line is read
+    assert parsed[5]["steps"] is None  # a field of the wrong type is null (and named), the rest of the line is read
 
 
 JOBS = 2

@@ -55,7 +55,7 @@ def test_the_headline_comes_first_and_says_what_it_covers():
     lines = render_summary(make_results([failure(1)]), {}).splitlines()
     assert lines[0] == "# Conformance report"
     headline = "\n".join(lines[:6])
-    assert "**2/3 spec rules exercised** · 1 gaps · **1 unexpected failures**" in headline
+    assert "**2/3 spec rules exercised** · 1 gap · **1 unexpected failure**" in headline
     assert "2.5 s of test cases" in headline and "Covers the whole warehouse: 9 runs" in headline
     assert lines.index("## Unexpected failures (newest first)") < 12
 

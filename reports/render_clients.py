@@ -92,7 +92,7 @@ def render_client_markdown(matrix: list[dict]) -> list[str]:
     """The summary's section: rules some client was judged on x clients, the clients that could not run, and each
     deviation with its shortest counterexample."""
     if not matrix:
-        return ["", "## Rules x clients", "", "No conformance verdicts in the warehouse."]
+        return ["", "No conformance verdicts in the warehouse: no rule x client matrix."]
     clients, cells, missing = get_clients(matrix), index_matrix(matrix), get_unavailable(matrix)
     lines = [
         "",

@@ -38,13 +38,13 @@ def render_table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def render_summary(results: Results, outputs: dict[str, str]) -> str:
-    """The report in a few screens: the headline, unexpected failures (newest first) with their replay command,
-    expected refutations as a table, cost, trend, quarantine, where the outputs are."""
+    """The report in a few screens: the headline, the rule x client matrix, unexpected failures (newest first) with
+    their replay command, expected refutations as a table, cost, trend, quarantine, where the outputs are."""
     return "\n".join(
         render_headline(results)
+        + render_client_markdown(results.client_matrix)
         + render_failures(results)
         + render_refutations(results)
-        + render_client_markdown(results.client_matrix)
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)

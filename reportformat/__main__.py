@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from reportformat.schema import find_problems
+from reportformat.validate import find_problems
 
 
 def check_file(path: str) -> list[str]:

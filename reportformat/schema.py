@@ -1,17 +1,15 @@
-"""The JSON Schema of a report line (report-line.schema.json beside this module), loaded once, and what a line
-breaks of it. The aggregate does not call this validator line by line (reports/line_shape.py translates the same
-schema into Spark's checks); writers' tests and `python -m reportformat FILE ...` do."""
+"""The JSON Schema of a report line (report-line.schema.json beside this module), loaded once, and what its checks
+are as plain data, for the engines that translate them (reports/line_shape.py into Spark's, the DuckDB baseline into
+SQL). Validating a line with jsonschema is reportformat/validate.py's (this module needs no jsonschema: the tox envs
+that only aggregate do not install it)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 SCHEMA_PATH = Path(__file__).with_name("report-line.schema.json")
 LINE_SCHEMA: dict = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-VALIDATOR = Draft202012Validator(LINE_SCHEMA)
 
 
 def get_kinds() -> list[str]:
@@ -26,14 +24,6 @@ def get_kind_rules() -> dict[str, dict]:
         kind = branch["if"]["properties"]["type"]["const"]
         rules[kind] = branch["then"]
     return rules
-
-
-def find_problems(line: object) -> list[str]:
-    """Every way `line` (a parsed JSON value) breaks the schema, as ``path: message``; empty for a good line."""
-    return [
-        f"{'/'.join(map(str, error.absolute_path)) or '(line)'}: {error.message}"
-        for error in sorted(VALIDATOR.iter_errors(line), key=lambda error: list(map(str, error.absolute_path)))
-    ]
 
 
 # JSON types as the checks name them; a JSON Schema "number" admits an integer too.

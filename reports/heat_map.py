@@ -1,5 +1,5 @@
-"""The PNG heat map: test cases per spec rule and configuration, one panel per chapter (rules across, configurations
-down), so that 135 rules make a page-sized grid instead of one tall column."""
+"""The PNG heat maps: test cases per spec rule and configuration, one panel per chapter (rules across, configurations
+down), so that 135 rules make a page-sized grid instead of one tall column; and the rules x clients matrix."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import math
 
 import matplotlib
 import numpy as np
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
-from reports.results import get_configurations, index_cells
+from reports.render_clients import get_clients, get_judged_rules, get_label, index_matrix
+from reports.results import EXERCISED, GAP, get_configurations, index_cells
 from reports.spec_rules import Rule
 
 PANEL_COLUMNS = 2
@@ -74,4 +76,42 @@ def render_heat_map(spec_rules: list[Rule], coverage: list[dict]) -> bytes:
     figure.suptitle("Spec rules exercised per configuration (a panel per chapter)", fontsize=10, y=1 - 0.2 / height)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+COLOURS = {
+    "conforms": "#7bc47f",
+    "deviates": "#e05555",
+    "not applicable": "#c8c8c8",
+    "not judged": "#f4f4f4",
+    EXERCISED: "#7bc47f",
+    GAP: "#f4a3a3",
+    "unavailable": "#ffffff",
+}
+
+
+def render_client_heat_map(matrix: list[dict]) -> bytes:
+    """PNG: the rules some client was judged on (rows) x clients (columns), a colour and a mark per cell."""
+    clients, cells = get_clients(matrix) or [("(no verdicts)", "")], index_matrix(matrix)
+    rules = get_judged_rules(matrix) or ["(none)"]
+    grid = [
+        [to_rgb(COLOURS.get((cells.get((*c, r)) or {}).get("status", "unavailable"), "#ffffff")) for c in clients]
+        for r in rules
+    ]
+    width, height = 2.5 + 1.6 * len(clients), 1.6 + 0.26 * len(rules)
+    figure = Figure(figsize=(width, height))
+    axes = figure.subplots()
+    figure.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, bottom=0.2 / height, top=1 - 1.0 / height)
+    axes.imshow(grid, aspect="auto")
+    axes.set_xticks(range(len(clients)), [get_label(*c).replace(" (", "\n(") for c in clients], fontsize=7)
+    axes.xaxis.tick_top()
+    axes.set_yticks(range(len(rules)), rules, fontsize=7)
+    marks = {"conforms": "✓", "deviates": "✗", "not applicable": "n/a", EXERCISED: "✓", GAP: "gap"}
+    for row, rule in enumerate(rules):
+        for col, client in enumerate(clients):
+            status = (cells.get((*client, rule)) or {}).get("status", "unavailable")
+            axes.text(col, row, marks.get(status, ""), ha="center", va="center", fontsize=7)
+    axes.set_title("Spec rules x clients (✓ conforms / exercised, ✗ deviates, n/a, blank: not judged)", fontsize=9)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
     return buffer.getvalue()

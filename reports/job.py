@@ -21,9 +21,8 @@ from reports import combine, extract, load, schema, site, transform
 from reports.cli import EXIT_CODES, OneLineParser
 from reports.differential import find_newest_records
 from reports.extract import ReportInputError
-from reports.heat_map import render_heat_map
+from reports.heat_map import render_client_heat_map, render_heat_map
 from reports.local_frame import create_frame
-from reports.render_clients import render_client_heat_map
 from reports.render_html import render_html
 from reports.render_markdown import render_coverage_page, render_summary
 from reports.results import Results

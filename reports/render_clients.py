@@ -1,12 +1,8 @@
-"""The rule x client matrix (reports/clients.py computes it) for the Markdown summary, the HTML page (a section
-string the page places) and a PNG heat map: the model, the reference Java client, then the other clients."""
+"""The rule x client matrix (reports/clients.py computes it) for the Markdown summary and the HTML page (a section
+string the page places): the model, the reference Java client, then the other clients. Its PNG is reports/heat_map.py's
+(this module imports no matplotlib: the documentation site's build renders Markdown only)."""
 
 from __future__ import annotations
-
-import io
-
-from matplotlib.colors import to_rgb
-from matplotlib.figure import Figure
 
 from reports.escape import to_html, to_markdown
 from reports.results import EXERCISED, GAP, plural
@@ -162,41 +158,3 @@ def render_client_section(matrix: list[dict]) -> str:
             *deviations,
         ]
     )
-
-
-COLOURS = {
-    "conforms": "#7bc47f",
-    "deviates": "#e05555",
-    "not applicable": "#c8c8c8",
-    "not judged": "#f4f4f4",
-    EXERCISED: "#7bc47f",
-    GAP: "#f4a3a3",
-    "unavailable": "#ffffff",
-}
-
-
-def render_client_heat_map(matrix: list[dict]) -> bytes:
-    """PNG: the rules some client was judged on (rows) x clients (columns), a colour and a mark per cell."""
-    clients, cells = get_clients(matrix) or [("(no verdicts)", "")], index_matrix(matrix)
-    rules = get_judged_rules(matrix) or ["(none)"]
-    grid = [
-        [to_rgb(COLOURS.get((cells.get((*c, r)) or {}).get("status", "unavailable"), "#ffffff")) for c in clients]
-        for r in rules
-    ]
-    width, height = 2.5 + 1.6 * len(clients), 1.6 + 0.26 * len(rules)
-    figure = Figure(figsize=(width, height))
-    axes = figure.subplots()
-    figure.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, bottom=0.2 / height, top=1 - 1.0 / height)
-    axes.imshow(grid, aspect="auto")
-    axes.set_xticks(range(len(clients)), [get_label(*c).replace(" (", "\n(") for c in clients], fontsize=7)
-    axes.xaxis.tick_top()
-    axes.set_yticks(range(len(rules)), rules, fontsize=7)
-    marks = {"conforms": "✓", "deviates": "✗", "not applicable": "n/a", EXERCISED: "✓", GAP: "gap"}
-    for row, rule in enumerate(rules):
-        for col, client in enumerate(clients):
-            status = (cells.get((*client, rule)) or {}).get("status", "unavailable")
-            axes.text(col, row, marks.get(status, ""), ha="center", va="center", fontsize=7)
-    axes.set_title("Spec rules x clients (✓ conforms / exercised, ✗ deviates, n/a, blank: not judged)", fontsize=9)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()

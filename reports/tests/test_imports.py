@@ -41,3 +41,17 @@ def test_the_report_writer_imports_without_pyspark():
     code = "import sys; sys.modules['pyspark'] = None; import reports.plugin, reportformat.lines"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_site_builder_imports_without_matplotlib_or_pyspark():
+    """tox env docs installs mkdocs only: the site renders Markdown and draws no PNG."""
+    code = "import sys; sys.modules['matplotlib'] = sys.modules['pyspark'] = None; import reports.site"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_aggregate_imports_without_jsonschema():
+    """tox envs aggregate, browser and spark-* install PySpark and matplotlib, not jsonschema."""
+    code = "import sys; sys.modules['jsonschema'] = None; import reports.job, reports.__main__"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

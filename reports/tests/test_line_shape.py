@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from conformance.checker.verdicts import Verdict
 from conformance.report import to_record
 from reportformat.lines import compact_observation, make_outcome_line, make_run_line
-from reportformat.schema import LINE_SCHEMA, find_problems
+from reportformat.schema import LINE_SCHEMA
+from reportformat.validate import find_problems
 from reports import extract, job, load, transform
 from reports.tests.sample import BASELINE, case, write_lines
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conformance.checker.verdicts import Verdict
 from conformance.report import to_record
+from reportformat.__main__ import main as reportformat_main
 from reportformat.lines import compact_observation, make_outcome_line, make_run_line
 from reportformat.schema import LINE_SCHEMA
 from reportformat.validate import find_problems
@@ -126,3 +127,12 @@ def test_the_aggregate_quarantines_exactly_what_the_schema_refuses(spark, tmp_pa
     assert {at: reason is None for at, reason in found.items()} == expected, [
         (line, found[at]) for at, line in enumerate(lines, start=1) if (found[at] is None) != expected[at]
     ]
+
+
+def test_the_command_line_names_each_line_that_breaks_the_schema(tmp_path, capsys):
+    path = tmp_path / "w.jsonl"
+    path.write_text(json.dumps(good_lines()[1]) + "\n" + '{"type": "test_case", "report_schema": 1}\nnot json\n')
+    assert reportformat_main([str(path)]) == 1
+    found = capsys.readouterr().out.splitlines()
+    assert [line.split(": ", 1)[0] for line in found] == [f"{path}:2", f"{path}:2", f"{path}:3"]
+    assert "'property' is a required property" in found[0] + found[1] and "not JSON" in found[2]

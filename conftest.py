@@ -18,6 +18,7 @@ from sybil.parsers.markdown import PythonCodeBlockParser
 
 from conformance.runner.clients import java as java_client
 from properties.suite import check_environment, get_suite_config
+from reports.plugin import register
 from runenv import run_context
 
 FAST = {"max_examples": 20, "stateful_step_count": 30, "deadline": None}
@@ -60,8 +61,6 @@ def pytest_report_header(config):
 
 @pytest.hookimpl(tryfirst=True)  # before Hypothesis' plugin, which applies the seed that register() sets
 def pytest_configure(config):
-    from reports.plugin import register
-
     try:  # every RMQSPEC_* setting, before anything runs: one line naming the variable, value and valid values
         check_environment()
         check_hypothesis_profile()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +89,6 @@ def main() -> None:
     args = parser.parse_args()
     if not args.model_only and not is_loopback_only():
         argv = get_namespace_command([sys.executable, __file__, *sys.argv[1:]])
-        import subprocess
 
         raise SystemExit(subprocess.run(argv, check=False).returncode)
     with open_model_pop_backend() as backend:

@@ -44,8 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import duckdb_job  # noqa: E402
+from engines import launch  # noqa: E402
+from reportformat.lines import compact_observation, make_run_line  # noqa: E402
 from reports import job  # noqa: E402
-from runenv.report_format import compact_observation, make_run_line  # noqa: E402
+from reports.session import get_spark  # noqa: E402
+from reports.spec_rules import Rule  # noqa: E402
 
 LINES_PER_WRITER = 25_000
 CONFIGS = [
@@ -172,8 +175,6 @@ def generate(directory: Path, rows: int) -> None:
 
 
 def run_spark(spark, inputs: Path, work: Path) -> float:
-    from reports.spec_rules import Rule
-
     rules = [Rule(rule_id, "", "bench.md", 1) for rule_id in RULE_POOL]
     started = time.perf_counter()
     job.ingest(spark, [str(inputs)], str(work / "warehouse"), force=True)
@@ -285,15 +286,11 @@ def main() -> None:
 def open_session(engine: str, driver_memory: str | None = None):
     """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`), with
     `driver_memory` (else each one's default); stopped after."""
-    from reports.session import get_spark
-
     if engine == "local":
         spark = get_spark(conf={"spark.driver.memory": driver_memory} if driver_memory else None)
         yield spark
         spark.stop()
         return
-    from engines import launch
-
     server_context = launch.connect_server(driver_memory=driver_memory) if driver_memory else launch.connect_server()
     with server_context as server:
         spark = get_spark(remote=server.url)

@@ -22,14 +22,17 @@ import shutil
 import time
 from pathlib import Path
 
+import duckdb
 from pyspark.sql import types as T
 
+from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_PROPERTY, STARTED_FIELDS
+from reportformat.schema import describe_kind, get_kind_checks, get_kinds
 from reports import schema
 from reports.clients import STATUSES
 from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
-from runenv.report_format import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_FIELDS, RUN_PROPERTY
 
 DUCKDB_TYPES = {T.StringType: "VARCHAR", T.IntegerType: "INTEGER", T.LongType: "BIGINT", T.DoubleType: "DOUBLE"}
+DUCKDB_TYPES[T.BooleanType] = "BOOLEAN"
 
 
 def get_duckdb_type(spark_type: T.DataType) -> str:
@@ -65,7 +68,7 @@ KEPT = {
     "rule_ids": "list_filter(map_keys(coalesce(r.features, MAP {})), lambda k: regexp_full_match(k, $2))",
     "timing": "r.timing",
     "seconds": "coalesce(list_sum(map_values(r.timing)), 0.0)",
-    "content": "r.content",
+    "content": "CASE WHEN r.type = 'info' THEN TRY(from_json(r.content, $5)) END",
     "rule": "r.rule",
     "client_name": "r.client.name",
     "client_version": "r.client.version",
@@ -84,6 +87,7 @@ RECORDS = """COPY (
                        WHEN two THEN 'two JSON records on one line'
                        WHEN r.report_schema IS DISTINCT FROM $4 THEN
                            'unknown report schema version ' || coalesce(r.report_schema::VARCHAR, '(none)')
+                       ELSE {shape}
                   END AS reason
         FROM parsed)
     SELECT file, line, reason, CASE WHEN reason IS NOT NULL THEN text[1:300] END AS text, {kept}, run_id
@@ -93,7 +97,7 @@ RANK = f"coalesce(list_position({[*STATUSES]}, {{status}}), 0)"
 STRONGEST = "max({'rank': " + RANK.format(status="status") + ", 'status': status, 'detail': detail})"
 SHORTEST = """arg_min(CASE WHEN counterexample != '' THEN {'detail': detail, 'counterexample': counterexample} END,
                       CASE WHEN counterexample != '' THEN length(counterexample) END)"""
-STARTED = RUN_FIELDS[2:-1]
+STARTED = STARTED_FIELDS
 PARTIALS = {
     "client_verdicts": f"""
         SELECT client_name, client_version, rule_id, top.status, verdicts,
@@ -103,9 +107,11 @@ PARTIALS = {
               FROM records WHERE reason IS NULL AND type IN ('conformance_verdict', 'conformance_client')
               GROUP BY ALL)""",
     "runs": f"""
-        SELECT writer, {", ".join(f"started.{name} AS {name}" for name in STARTED)}, finished_at, run_id
+        SELECT writer, {", ".join(f"started.{name} AS {name}" for name in STARTED)}, finished_at, interrupted,
+               run_id
         FROM (SELECT run_id, writer, any_value(CASE WHEN title = 'run started' THEN content END) AS started,
-                     max(CASE WHEN title = 'run finished' THEN content.finished_at END) AS finished_at
+                     max(CASE WHEN title = 'run finished' THEN content.finished_at END) AS finished_at,
+                     bool_or(title = 'run interrupted' OR coalesce(content.interrupted, false)) AS interrupted
               FROM records WHERE type = 'info' AND property = '{RUN_PROPERTY}' GROUP BY ALL)""",
     "failures": """
         SELECT writer, nodeid, status_reason, message, expected_violation, representation, reproduction_decorator,
@@ -133,8 +139,31 @@ def write_records(db, inputs: Path, warehouse: Path) -> None:
     db.execute(LINES.format(inputs=inputs))
     kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in KEPT.items())
     structure = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RAW_LINE.fields})
-    parameters = [structure, RULE_ID_PATTERN.strip("^$"), TWO_RECORDS, REPORT_SCHEMA_VERSION]
-    db.execute(RECORDS.format(warehouse=warehouse, kept=kept), parameters)
+    run = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RUN_CONTENT.fields})
+    parameters = [structure, RULE_ID_PATTERN.strip("^$"), TWO_RECORDS, REPORT_SCHEMA_VERSION, run]
+    db.execute(RECORDS.format(warehouse=warehouse, kept=kept, shape=get_shape_checks()), parameters)
+
+def get_shape_checks() -> str:
+    """The checks of each kind of line (reportformat/schema.py, as reports/line_shape.py makes them in Spark):
+    an unknown kind, a required field missing, a value outside its enum; null when none fails."""
+    kinds = ", ".join(sql_text(kind) for kind in get_kinds())
+    no_type, unknown, quote = sql_text("a line without 'type'"), sql_text("unknown record type '"), sql_text("'")
+    cases = [f"WHEN r.type IS NULL THEN {no_type}", f"WHEN r.type NOT IN ({kinds}) THEN {unknown} || r.type || {quote}"]
+    for kind, field, values in get_kind_checks():
+        if values is None:
+            missing = sql_text(f"{describe_kind(kind)} without '{field}'")
+            cases.append(f"WHEN r.type = '{kind}' AND r.{field} IS NULL THEN {missing}")
+            continue
+        allowed = ", ".join(sql_text(value) for value in values)
+        start = sql_text(f"field '{field}' of {describe_kind(kind)} is '")
+        end = sql_text(f"', expected one of {', '.join(values)}")
+        cases.append(f"WHEN r.type = '{kind}' AND r.{field} NOT IN ({allowed}) THEN {start} || r.{field} || {end}")
+    return "CASE " + " ".join(cases) + " END"
+
+
+def sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
 
 
 def read_table(db, warehouse: Path, name: str, spark_schema: T.StructType) -> None:
@@ -197,7 +226,9 @@ OUTPUTS = {
         FROM configured_failures
         ORDER BY started_at DESC NULLS LAST, run_id DESC, writer, nodeid""",
     "runs_covered": """SELECT count(DISTINCT run_id) AS runs, min(started_at) AS first_started_at,
-                              max(started_at) AS last_started_at FROM runs""",
+                              max(started_at) AS last_started_at,
+                              list_sort(coalesce(list(DISTINCT run_id) FILTER (WHERE interrupted), []))
+                                  AS interrupted_runs FROM runs""",
     "machine_cost": """SELECT machine, timing_key, sum(seconds) AS seconds, sum(test_cases) AS test_cases
                        FROM machine_cost GROUP BY ALL""",
     "rule_cost": """SELECT rule_id, sum(test_cases) AS test_cases, sum(seconds) AS seconds,
@@ -209,7 +240,8 @@ OUTPUTS = {
                    count(DISTINCT ({", ".join(CONFIGURATION_FIELDS)}))
                        FILTER (WHERE {" AND ".join(f"{c} IS NOT NULL" for c in CONFIGURATION_FIELDS)})
                        AS configurations,
-                   count(*) AS writers, count(finished_at) AS writers_finished
+                   count(*) AS writers, count(finished_at) AS writers_finished,
+                   coalesce(bool_or(interrupted), false) AS interrupted
             FROM runs GROUP BY run_id),
         totals AS (SELECT run_id, sum(test_cases) AS test_cases, sum(seconds) AS seconds FROM hits
                    WHERE rule_id IS NULL GROUP BY run_id),
@@ -219,7 +251,7 @@ OUTPUTS = {
         SELECT m.run_id, m.started_at, m.git_commit, m.configurations, m.writers, m.writers_finished,
                coalesce(t.test_cases, 0) AS test_cases, coalesce(t.seconds, 0.0) AS seconds,
                coalesce(e.rules_exercised, 0) AS rules_exercised, coalesce(f.failures, 0) AS failures,
-               coalesce(f.expected_failures, 0) AS expected_failures
+               coalesce(f.expected_failures, 0) AS expected_failures, m.interrupted
         FROM meta m LEFT JOIN totals t USING (run_id) LEFT JOIN exercised e USING (run_id)
         LEFT JOIN failing f USING (run_id)
         ORDER BY m.started_at DESC LIMIT $last""",
@@ -263,8 +295,6 @@ def aggregate(db, warehouse: Path, tables: Path, rules: list[tuple[str, str]], l
 
 def run_job(inputs: Path, work: Path, rules: list[tuple[str, str]], last: int = 20, shown: int = 50) -> float:
     """Seconds for the whole job under `work` (warehouse/ and tables/): ingest, then the aggregate."""
-    import duckdb
-
     shutil.rmtree(work, ignore_errors=True)  # a partition of an earlier layout would not match
     (work / "warehouse").mkdir(parents=True)
     started = time.perf_counter()

@@ -29,8 +29,8 @@ from hypothesis import currently_in_test_context, event
 
 from conformance.checker.predict import JAVA_CLIENT
 from conformance.checker.verdicts import Verdict
+from reportformat.lines import REPORT_SCHEMA_VERSION
 from runenv import run_context
-from runenv.report_format import REPORT_SCHEMA_VERSION
 
 LOCK = threading.Lock()
 # Over runs, a rule's status for a client is the strongest seen: one deviating run makes it deviate.

@@ -9,6 +9,7 @@ rocketmq-5.3.3 (tox env differential-broker-5); every probe module is skipped un
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import time
 
@@ -17,6 +18,7 @@ import pytest
 
 from conformance.codec import pop
 from conformance.runner.backends import get_backend_name
+from conformance.runner.backends.fixtures import get_logs_dir
 from conformance.runner.backends.pop_backend import PopAnswer, PopBackend, Popped
 
 requires_5x = pytest.mark.skipif(get_backend_name() != "rocketmq-5.3.3",
@@ -131,10 +133,6 @@ def read_retry(backend: PopBackend, names: Names, v2: bool = False):
 def facts(request):
     """facts(name, figure): a measured figure, printed at the session's end and written as one JSON line each to
     ``<reports dir>/<run id>/pop-facts.jsonl`` (differential/FACTS-5.3.3.md quotes them)."""
-    import json
-
-    from conformance.runner.backends.fixtures import get_logs_dir
-
     measured: list[dict] = []
     yield lambda name, figure: measured.append({"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
                                                 "fact": name, "figure": figure})

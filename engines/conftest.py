@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from pyspark.testing import assertDataFrameEqual
 
 from benchmarks.bench_reports import write_run
 from reports import job
+from reports.session import get_spark
 from reports.spec_rules import ROOT
 from reports.tests.conftest import allow_dataframe_asserts_without_pandas_on_spark
 from reports.tests.sample import write_sample
@@ -21,8 +23,6 @@ JOB_LIMIT = 600  # seconds for one aggregate on an engine (a cluster's executors
 
 @pytest.fixture(scope="session")
 def spark():
-    from reports.session import get_spark
-
     allow_dataframe_asserts_without_pandas_on_spark()
     session = get_spark("local[2]", app_name="rmqspec-engines-tests")
     yield session
@@ -71,8 +71,6 @@ def run_aggregate(inputs: Path, root: Path, *engine_arguments: str) -> Path:
 def assert_same_outputs(spark, expected: Path, found: Path) -> None:
     """The warehouse's records and every output table (Parquet, read back) hold the same rows, and the rule x
     configuration grid is the same."""
-    from pyspark.testing import assertDataFrameEqual
-
     names = sorted(path.name for path in (expected / "out" / "tables").iterdir())
     assert names == sorted(path.name for path in (found / "out" / "tables").iterdir())
     assert {"coverage", "failures", "machine_cost", "rule_cost", "trend", "runs_covered"} <= set(names)

@@ -24,6 +24,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyspark
+
+from reports.session import LOCAL_DEFAULTS
+
 LOOPBACK = "127.0.0.1"
 START_LIMIT = 120.0  # seconds until an engine answers (a JVM start on a loaded 2-core host takes 5-20 s)
 STOP_LIMIT = 30.0  # seconds for a daemon to exit after SIGTERM, then SIGKILL
@@ -51,8 +55,6 @@ class Engine:
 
 
 def get_spark_home() -> Path:
-    import pyspark
-
     return Path(pyspark.__file__).resolve().parent
 
 
@@ -177,8 +179,6 @@ SERVER_JAVA_OPTIONS = "-XX:+UseParallelGC"
 def get_connect_settings(port: int) -> dict[str, str]:
     """The Connect server's settings: the embedded defaults of the job's local mode (reports/session.py), its gRPC
     endpoint on loopback, and its driver's JVM options (SERVER_JAVA_OPTIONS) in place of the embedded driver's."""
-    from reports.session import LOCAL_DEFAULTS
-
     settings = {key: value for key, value in LOCAL_DEFAULTS.items() if key != "spark.driver.extraJavaOptions"}
     return settings | {"spark.connect.grpc.binding.address": LOOPBACK, "spark.connect.grpc.binding.port": str(port),
                        "spark.driver.extraJavaOptions": SERVER_JAVA_OPTIONS}

@@ -29,9 +29,9 @@ def run_chromium(chromium: str, url: str, *flags: str) -> str:
     return done.stdout
 
 
-def dump_dom(chromium: str, page: Path) -> str:
+def dump_dom(chromium: str, page: Path, *flags: str) -> str:
     """The page's DOM after its scripts ran."""
-    return run_chromium(chromium, page.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=5000")
+    return run_chromium(chromium, page.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=5000", *flags)
 
 
 def take_screenshot(chromium: str, page: Path, target: Path, size: str = "1280,2000") -> Path:

@@ -15,6 +15,9 @@ import shutil
 import time
 from pathlib import Path
 
+import pyspark
+
+from reports.gateway import shut_down_gateway
 from runenv.run_context import get_cache_dir
 
 QUIET = "-Xlog:cds*=off"  # the JVM's notes on classes it cannot archive go to stdout, where the summary goes
@@ -23,8 +26,6 @@ STALE_SECONDS = 3600
 
 def get_archive_path(cache_dir: Path, environ) -> Path | None:
     """One archive per PySpark install and Java binary; None when no `java` is found (Spark will say why)."""
-    import pyspark
-
     java_home = environ.get("JAVA_HOME")
     java = shutil.which("java", path=f"{java_home}/bin" if java_home else environ.get("PATH"))
     if java is None:
@@ -64,8 +65,6 @@ def finish_at_exit(spark, pending: Path) -> None:
     proc = spark.sparkContext._gateway.proc
 
     def finish():
-        from reports.session import shut_down_gateway  # (session imports this module)
-
         spark.stop()
         shut_down_gateway(spark)
         proc.stdin.close()  # the gateway exits when its stdin closes

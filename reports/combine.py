@@ -10,15 +10,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reportformat.lines import CONFIGURATION_FIELDS
 from reports.clients import combine_client_matrix
 from reports.transform import UNKNOWN, sum_by
-from runenv.report_format import CONFIGURATION_FIELDS
 
 OUTPUT_COLUMNS = {
     "failures": ("run_id", "started_at", "configuration", "hypothesis_profile", "seed", "nodeid", "status_reason")
     + ("message", "expected_violation", "representation", "reproduction_decorator", "steps", "rule_ids"),
     "trend": ("run_id", "started_at", "git_commit", "configurations", "writers", "writers_finished", "test_cases")
-    + ("seconds", "rules_exercised", "failures", "expected_failures"),
+    + ("seconds", "rules_exercised", "failures", "expected_failures", "interrupted"),
 }
 
 
@@ -84,6 +84,7 @@ def compute_trend(hits: DataFrame, failures: DataFrame, runs: DataFrame, last: i
         F.countDistinct(*CONFIGURATION_FIELDS).alias("configurations"),
         F.count(F.lit(1)).alias("writers"),
         F.count("finished_at").alias("writers_finished"),
+        F.coalesce(F.max("interrupted"), F.lit(False)).alias("interrupted"),
     )
     joined = meta.join(totals, "run_id", "left").join(rules, "run_id", "left").join(failing, "run_id", "left")
     counts = ["test_cases", "rules_exercised", "failures", "expected_failures"]
@@ -121,4 +122,5 @@ def count_runs(runs: DataFrame) -> DataFrame:
         F.countDistinct("run_id").alias("runs"),
         F.min("started_at").alias("first_started_at"),
         F.max("started_at").alias("last_started_at"),
+        F.sort_array(F.collect_set(F.when(F.col("interrupted"), F.col("run_id")))).alias("interrupted_runs"),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reports.escape import to_markdown
 from reports.spec_rules import get_spec_rules
 
 RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
@@ -56,8 +57,8 @@ def render_cell(cell: dict | None) -> str:
         return "not exercised"
     if cell["verdict"] == "differs":
         first = (cell["counterexample"] or "").strip().splitlines()
-        return f"**differs**: {first[-1][:160] if first else ''}"
-    return "agrees (" + ", ".join(f"`{t}`" for t in sorted(cell["tests"])) + ")"
+        return f"**differs**: {to_markdown(first[-1], 160) if first else ''}"
+    return "agrees (" + to_markdown(", ".join(sorted(cell["tests"]))) + ")"
 
 
 def render_table(records: list[dict]) -> str:
@@ -69,7 +70,8 @@ def render_table(records: list[dict]) -> str:
                                                            for b in BACKENDS) + " |")
     extra = sorted({r for r, _ in cells} - BROKER_RULES)
     for name in extra:
-        lines.append(f"| {name} | " + " | ".join(render_cell(cells.get((name, b))) for b in BACKENDS) + " |")
+        found = " | ".join(render_cell(cells.get((name, b))) for b in BACKENDS)
+        lines.append(f"| {to_markdown(name)} | {found} |")
     return "\n".join(lines) + "\n"
 
 
@@ -96,8 +98,8 @@ def render_client_table(records: list[dict]) -> str:
              "|---|---|" + "---|" * (len(CLIENT_BACKENDS) + 1)]
     for (client, rule), row in sorted(rows.items()):
         same = "yes" if row[CLIENT_BACKENDS[0]] == row[CLIENT_BACKENDS[1]] else "differs"
-        lines.append(f"| {client} | {rule} | " + " | ".join(", ".join(sorted(row[b])) for b in CLIENT_BACKENDS)
-                     + f" | {same} |")
+        statuses = " | ".join(to_markdown(", ".join(sorted(row[b]))) for b in CLIENT_BACKENDS)
+        lines.append(f"| {to_markdown(client)} | {to_markdown(rule)} | {statuses} | {same} |")
     return "\n".join(lines) + "\n"
 
 
@@ -120,7 +122,7 @@ def render_summary_section(run_dir: Path | None) -> list[str]:
     records = read_records(run_dir) if run_dir is not None else []
     if not records:
         return []
-    lines = ["", "## Broker rules x backend (differential, run " + run_dir.name + ")", "",
+    lines = ["", f"## Broker rules x backend (differential, run {to_markdown(run_dir.name)})", "",
              render_table(records).rstrip("\n")]
     clients = read_client_records(run_dir)
     if clients:

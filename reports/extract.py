@@ -30,8 +30,18 @@ WHOLE_FILE_LIMIT = 32 << 20
 # Reading whole files saves a fixed cost per job; past this much input both readers measured alike (500 MB: 5.0 and
 # 5.1 s), and the 5M-row benchmark ran 8 % slower once with whole files, so large inputs keep the block reader.
 WHOLE_INPUT_LIMIT = 1 << 30
+# The longest line read (--max-line-bytes): a task holds a line a few times over (its bytes, its Java string, the
+# parsed record) in the embedded driver's 1 GB heap, and a VARIANT holds 16 MiB. Of a longer line, its start is kept.
+MAX_LINE, KEPT_OF_LONG = 16 << 20, 1000
 # Line breaks as Hadoop's line reader (Spark's text source) knows them.
 LINE_BREAK = r"\r\n|\r|\n"
+
+
+# What an entry named like a report file is when it is not a file (quarantined with that reason).
+NOT_A_FILE = {
+    True: "a directory named like a report file: not read",
+    None: "not a regular file (a looping or dangling symbolic link, a pipe?): not read",
+}
 
 
 class Run(NamedTuple):
@@ -55,7 +65,12 @@ def list_directory(spark: SparkSession, path: str) -> list[tuple[str, bool, int,
         raise ReportInputError(f"input path does not exist: {path}")
     if not filesystem.is_directory(spark, path):
         raise ReportInputError(f"input path is not a directory of runs or report files: {path}")
-    return filesystem.list_entries(spark, path)
+    entries = filesystem.list_entries(spark, path)
+    if not filesystem.is_local(path):
+        return entries
+    # Hadoop's local listing leaves out what it cannot stat (a looping or dangling symbolic link): named here.
+    listed = {get_name(entry[0]) for entry in entries}
+    return entries + [entry for entry in list_local_directory(path) if get_name(entry[0]) not in listed]
 
 
 def get_lister(spark: SparkSession) -> Lister:
@@ -71,8 +86,18 @@ def list_local_directory(path: str) -> list[tuple[str, bool, int, int]]:
     if not os.path.isdir(local):
         raise ReportInputError(f"input path is not a directory of runs or report files: {path}")
     with os.scandir(local) as entries:
-        stats = [(entry.path, entry.is_dir(), entry.stat()) for entry in entries]
-    return [(p, is_dir, stat.st_size, stat.st_mtime_ns // 1_000_000) for p, is_dir, stat in stats]
+        return [describe_entry(entry) for entry in entries]
+
+
+def describe_entry(entry: os.DirEntry) -> tuple[str, bool | None, int, int]:
+    """(path, is directory, length, modification time in ms) of a directory's entry; is directory None for what is
+    neither a regular file nor a directory (a looping or dangling symbolic link, a pipe, a socket)."""
+    try:
+        stat = entry.stat()
+        kind = True if entry.is_dir() else False if entry.is_file() else None
+    except OSError:
+        return entry.path, None, 0, 0
+    return entry.path, kind, stat.st_size, stat.st_mtime_ns // 1_000_000
 
 
 def find_runs(list_entries: Lister, paths: list[str]) -> dict[str, Run]:
@@ -94,7 +119,7 @@ def add_run(runs: dict[str, Run], path: str, entries: list[tuple[str, bool, int,
     CI artifacts) are one run. A directory name that is not a run id is quarantined under an id made from it."""
     name = get_name(path)
     files = tuple((p, n, t) for p, is_dir, n, t in entries if is_report_file(p, is_dir))
-    problems: tuple[tuple[str, str], ...] = ()
+    problems = tuple((p, NOT_A_FILE[kind]) for p, kind, _, _ in entries if kind is not False and is_named_report(p))
     run_id = name
     if not is_valid_run_id(name):
         run_id = "invalid-name-" + hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:12]
@@ -124,8 +149,12 @@ def finish_run(run: Run) -> Run:
     return Run(run.run_id, run.path, tuple(kept.values()), tuple(problems))
 
 
-def is_report_file(path: str, is_dir: bool) -> bool:
-    return not is_dir and path.endswith(REPORT_SUFFIXES)
+def is_report_file(path: str, is_dir: bool | None) -> bool:
+    return is_dir is False and is_named_report(path)
+
+
+def is_named_report(path: str) -> bool:
+    return path.endswith(REPORT_SUFFIXES)
 
 
 def get_writer(path: str) -> str:
@@ -153,26 +182,43 @@ def select_pending(runs: dict[str, Run], known: dict[str, str], force: bool) -> 
     return {r: f for r, f in sorted(fingerprints.items()) if force or known.get(r) != f}
 
 
-def read_lines(spark: SparkSession, files: list[tuple[str, int, int]], whole_file_limit: int = WHOLE_FILE_LIMIT):
+def read_lines(
+    spark: SparkSession, files: list[tuple[str, int, int]], whole_file_limit: int = WHOLE_FILE_LIMIT, max_line=MAX_LINE
+):
     """One row per non-empty physical line of the files (path, length, time): run_id (the file's directory), file,
-    line (1-based), text, and whether it is the file's last line (where a killed writer leaves a truncated one)."""
+    line (1-based), text, its length in bytes, and whether it is the file's last line (where a killed writer leaves
+    a truncated one). A line longer than `max_line` bytes keeps only its start (it is quarantined unread)."""
     paths = [path for path, _, _ in files]
     if not paths:
         empty = create_frame(spark, [], schema.LINES)
-        return empty.withColumn("is_last", F.lit(False))
+        return empty.select(*empty.columns, F.lit(0).cast("long").alias("bytes"), F.lit(True).alias("utf8"),
+                            F.lit(False).alias("is_last"))
     lengths = [length for _, length, _ in files]
     if max(lengths) <= whole_file_limit and sum(lengths) <= WHOLE_INPUT_LIMIT:
-        return read_whole_files(spark, paths)
-    return read_file_blocks(spark, paths)
+        return read_whole_files(spark, paths, max_line)
+    return read_file_blocks(spark, paths, max_line)
 
 
-def read_whole_files(spark: SparkSession, paths: list[str]) -> DataFrame:
+def guard_line(value: str, max_line: int, utf8=None) -> list:
+    """(text, bytes, utf8) of a line: a line over `max_line` bytes is cut to its start where it is read, so that no
+    later step copies it whole (a 50 MB line ran the 1 GB driver out of memory); whether it is valid UTF-8 (`utf8`:
+    a column that knows better, where the reader replaced invalid bytes)."""
+    too_long = F.octet_length(value) > max_line
+    return [
+        F.when(too_long, F.substring(value, 1, KEPT_OF_LONG)).otherwise(F.col(value)).alias("text"),
+        F.octet_length(value).alias("bytes"),
+        (F.is_valid_utf8(value) if utf8 is None else utf8).alias("utf8"),
+    ]
+
+
+def read_whole_files(spark: SparkSession, paths: list[str], max_line: int = MAX_LINE) -> DataFrame:
     """read_lines of files small enough to be one row each, split into lines where they are: one pass, where
     numbering the lines of file blocks needs a job that counts them first (~1.5 s of a 50k-line ingest in a fresh
     JVM, in Spark's event log)."""
     files = spark.read.text(paths, wholetext=True).select(
         F.col("_metadata.file_path").alias("file"),
         F.regexp_extract("_metadata.file_path", r"([^/]+)/[^/]+$", 1).alias("run_id"),
+        F.is_valid_utf8("value").alias("file_utf8"),
         # Split at "\n" without a regular expression (~3x faster) unless the file has other line breaks.
         F.when(F.col("value").contains("\r"), F.split("value", LINE_BREAK))
         .otherwise(F.split("value", "\n"))
@@ -181,22 +227,25 @@ def read_whole_files(spark: SparkSession, paths: list[str]) -> DataFrame:
     # As the text reader counts lines: a final line break ends the last line, it does not begin an empty one.
     # Counted before the explode, whose rows then do not carry (copy) the file's array of lines.
     total = F.size("pieces") - F.when(F.element_at("pieces", -1) == "", 1).otherwise(0)
-    counted = files.select("run_id", "file", "pieces", total.alias("total"))
-    lines = counted.select("run_id", "file", "total", F.posexplode_outer("pieces").alias("index", "text"))
-    return lines.where(F.col("text") != "").select(
+    counted = files.select("run_id", "file", "file_utf8", "pieces", total.alias("total"))
+    exploded = F.posexplode_outer("pieces").alias("index", "value")
+    lines = counted.select("run_id", "file", "file_utf8", "total", exploded)
+    # Splitting decoded the file, invalid bytes as U+FFFD: a line of a file that was not UTF-8 and holds one.
+    utf8 = F.col("file_utf8") | ~F.col("value").contains("\ufffd")
+    return lines.where(F.col("value") != "").select(
         "run_id",
         "file",
         (F.col("index") + 1).cast(T.IntegerType()).alias("line"),
-        "text",
+        *guard_line("value", max_line, utf8),
         (F.col("index") + 1 == F.col("total")).alias("is_last"),
     )
 
 
-def read_file_blocks(spark: SparkSession, paths: list[str]) -> DataFrame:
+def read_file_blocks(spark: SparkSession, paths: list[str], max_line: int = MAX_LINE) -> DataFrame:
     """read_lines by Spark's splittable text reader, for large files: a line's number is its position in its file
     block (rows of a block get consecutive ids in read order) plus the lines of the file's earlier blocks."""
     lines = spark.read.text(paths).select(
-        F.col("value").alias("text"),
+        *guard_line("value", max_line),
         F.col("_metadata.file_path").alias("file"),
         F.col("_metadata.file_block_start").alias("block"),
         F.monotonically_increasing_id().alias("id"),
@@ -214,10 +263,12 @@ def read_file_blocks(spark: SparkSession, paths: list[str]) -> DataFrame:
     numbered = lines.join(F.broadcast(offsets), ["file", "block"]).withColumn(
         "line", (F.col("id") - F.col("first_id") + F.col("before") + 1).cast(T.IntegerType())
     )
-    return numbered.where(F.col("text") != "").select(
+    return numbered.where(F.col("bytes") > 0).select(
         "run_id",
         "file",
         "line",
         "text",
+        "bytes",
+        "utf8",
         (F.col("line") == F.col("total")).alias("is_last"),
     )

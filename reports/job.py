@@ -17,19 +17,34 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reports import combine, extract, load, schema, transform
+from reports import combine, extract, load, schema, site, transform
+from reports.cli import EXIT_CODES, OneLineParser
 from reports.differential import find_newest_records
 from reports.extract import ReportInputError
+from reports.heat_map import render_client_heat_map, render_heat_map
 from reports.local_frame import create_frame
+from reports.render_html import render_html
+from reports.render_markdown import render_coverage_page, render_summary
 from reports.results import Results
-from reports.session import INTERPRETED, using_conf
+from reports.session import INTERPRETED, get_spark, is_small_local_input, using_conf
 from reports.spec_rules import ROOT, Rule, get_cited_rule_ids, get_spec_rules
+from runenv.run_context import SettingError, check_directory
 
 DEFAULT_INPUT = str(ROOT / "reports" / "runs")
 DEFAULT_WAREHOUSE = str(ROOT / "reports" / "warehouse")
 DEFAULT_OUT = ROOT / "reports" / "out"
 GRID_FILE = "coverage-by-configuration.csv"
 MAX_QUARANTINE_SHOWN = 50
+
+
+def non_negative_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return seconds
 
 
 def positive_int(text: str) -> int:
@@ -59,12 +74,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     add("--last", type=positive_int, default=20, help="runs shown in the trend (default: %(default)s)")
     add("--strict", action="store_true", help="exit 1 when any input line was quarantined")
+    add(
+        "--max-line-bytes",
+        type=positive_int,
+        default=extract.MAX_LINE,
+        help="a longer line is quarantined with that reason, unread (default: %(default)s; the embedded driver's 1 GB "
+        "heap holds a line a few times over)",
+    )
     add("--force", action="store_true", help="re-ingest runs even when unchanged")
     add("--no-site", action="store_true", help="skip the documentation site OUT/site (built when mkdocs is installed)")
     add_tuning_argument(parser)
     add(
         "--lock-timeout",
-        type=float,
+        type=non_negative_seconds,
         default=load.LOCK_TIMEOUT,
         help="seconds to wait while another aggregate holds a local warehouse, then exit 3 (default: %(default)s)",
     )
@@ -82,15 +104,15 @@ def add_tuning_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from reports.__main__ import EXIT_CODES, OneLineParser
-
     parser = OneLineParser(
         prog="python -m reports aggregate", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     return add_arguments(parser)
 
 
-def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tuple[list[str], list[str]]:
+def ingest(
+    spark, inputs: list[str], warehouse: str, force: bool = False, max_line: int = extract.MAX_LINE
+) -> tuple[list[str], list[str]]:
     """Ingests new or changed runs (replacing earlier copies) with their partial tables; returns (ingested,
     unchanged) run ids."""
     runs = extract.find_runs(extract.get_lister(spark), inputs)
@@ -103,8 +125,8 @@ def ingest(spark, inputs: list[str], warehouse: str, force: bool = False) -> tup
         load_partials(spark, warehouse, sorted(set(known) - set(todo)))
     if todo:
         load.delete_runs(spark, warehouse, todo)
-        lines = extract.read_lines(spark, [file for run_id in todo for file in runs[run_id].files])
-        records = transform.select_records(transform.parse_lines(lines))
+        lines = extract.read_lines(spark, [file for run_id in todo for file in runs[run_id].files], max_line=max_line)
+        records = transform.select_records(transform.parse_lines(lines, max_line))
         load.append_runs(with_problems(spark, records, [runs[run_id] for run_id in todo]), warehouse)
         load_partials(spark, warehouse, todo)
         load.write_markers(spark, warehouse, pending)
@@ -192,12 +214,6 @@ def write_site(
     """Writes summary.md, coverage.md, results.json, coverage.png, clients.png, the documentation site (with
     `docs`, when mkdocs-material is installed) and index.html under `out`; returns the summary. `sections`: further
     (heading, HTML) parts of index.html."""
-    from reports import site
-    from reports.heat_map import render_heat_map
-    from reports.render_clients import render_client_heat_map
-    from reports.render_html import render_html
-    from reports.render_markdown import render_coverage_page, render_summary
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "clients.png").write_bytes(render_client_heat_map(results.client_matrix))
     heat_map = render_heat_map(results.rules, results.coverage)
@@ -243,8 +259,32 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     return run(build_parser().parse_args(argv), spark)
 
 
+def check_arguments(args: argparse.Namespace) -> str | None:
+    """What is wrong with the local paths of the command line, before anything starts (the JVM, the warehouse's
+    lock): a missing input, a file where a directory must be; None when nothing is."""
+    for given in args.inputs:
+        if load.is_local(given):
+            try:
+                extract.list_local_directory(given)
+            except ReportInputError as error:
+                return str(error)
+    outputs = [("--warehouse", args.warehouse), ("--out", str(args.out))]
+    outputs += [("--tables", args.tables)] if args.tables else []
+    for option, given in outputs:
+        if load.is_local(given):
+            try:
+                check_directory(option, given.removeprefix("file:"))
+            except SettingError as error:
+                return str(error)
+    return None
+
+
 def run(args: argparse.Namespace, spark=None) -> int:
     """The job over parsed arguments; one aggregate at a time holds a local warehouse."""
+    problem = check_arguments(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         with load.locked(args.warehouse, args.lock_timeout):
             return run_locked(args, spark)
@@ -259,18 +299,14 @@ def run_locked(args: argparse.Namespace, spark=None) -> int:
         print("error: with --remote, INPUT, --warehouse and --tables must be local paths", file=sys.stderr)
         return 2
     if spark is None and args.remote:
-        from reports.session import get_spark
-
         spark = get_spark(remote=args.remote)
     if spark is None:
-        from reports.session import get_spark, is_small_local_input
-
         # Opt-in JVM tuning of the embedded driver (benchmarks/NOTES.md, "reports/"): the JIT/GC flags of a short
         # job when the runs to ingest are local and small, and the class-data sharing archive.
         quick_start = args.tuned_jvm and is_small_local_input(args.inputs, args.warehouse, args.force)
         spark = get_spark(args.master, quick_start=quick_start, class_archive=args.tuned_jvm)
     try:
-        ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force)
+        ingested, skipped = ingest(spark, args.inputs, args.warehouse, args.force, args.max_line_bytes)
         print(f"ingested {len(ingested)} new or changed runs, {len(skipped)} unchanged; aggregating", file=sys.stderr)
         results = aggregate(spark, args.warehouse, tables, args.last)
     except ReportInputError as error:

@@ -27,8 +27,9 @@ from reports.local_frame import create_frame
 RECORDS, MARKERS = "records", "_ingested"
 # Names the format of the partial tables: a warehouse without it (made before the partial tables, or before they
 # were keyed by writer, whose marker was "_partials") gets them rebuilt from its records.
-# (The failures' message and steps came with "_partials-3".)
-PARTIALS_MARKER, OLD_PARTIALS_MARKERS = "_partials-4", ("_partials", "_partials-by-writer", "_partials-3")
+# (The failures' message and steps came with "_partials-3", the runs' interruption with "_partials-5".)
+PARTIALS_MARKER = "_partials-5"
+OLD_PARTIALS_MARKERS = ("_partials", "_partials-by-writer", "_partials-3", "_partials-4")
 # Measured times are nearly all distinct: Parquet's dictionary encoding would hash them until its dictionary
 # overflows, then fall back to plain encoding (JFR: ~8 % of the records write's task time), so they are written
 # plain from the start. Parquet column paths: a map's values are <map>.key_value.value.

@@ -24,6 +24,12 @@ from hypothesis import settings
 # a second copy of every observation.
 from hypothesis.internal import observability
 
+# Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and to_jsonable is the
+# only function that turns it into the JSON form Hypothesis itself writes (its file writer calls it); no public
+# function does, and dataclasses.asdict would deep-copy arbitrary test values.
+from hypothesis.strategies._internal.utils import to_jsonable
+
+from reportformat import lines as report_format
 from runenv import run_context
 
 SEEDED_SUFFIX = "+seeded"
@@ -38,13 +44,6 @@ class ReportWriter:
     """Writes one process's observations; `current` is the test being run (for nodeid and expected outcome)."""
 
     def __init__(self, path, run: dict):
-        # Unavoidably internal: the observation is a dataclass whose arguments hold any Python value, and
-        # to_jsonable is the only function that turns it into the JSON form Hypothesis itself writes (its file
-        # writer calls it); no public function does, and dataclasses.asdict would deep-copy arbitrary test values.
-        from hypothesis.strategies._internal.utils import to_jsonable
-
-        from runenv import report_format
-
         self.format, self.to_jsonable = report_format, to_jsonable
         self.run = run
         self.current: dict = {"nodeid": None, "expected_violation": None}
@@ -65,17 +64,29 @@ class ReportWriter:
         elif line is not None:
             self.write(line)
 
-    def release(self, test_passed: bool) -> None:
-        """Write the held failing cases of the test that just ran; a passing test's are refutations."""
+    def release(self, test_passed: bool) -> bool:
+        """Write the held failing cases of the test that just ran; a passing test's are refutations. Whether any
+        was written (a failed test's own counterexample)."""
         for line in self.held:
             if test_passed and not line.get("expected_violation"):
                 line["expected_violation"] = f"{REFUTATION}: {self.claim}" if self.claim else REFUTATION
             self.write(line)
-        self.held = []
+        written, self.held = bool(self.held), []
+        return written
 
-    def close(self) -> None:
+    def write_outcome(self, report) -> None:
+        """A test pytest counts as failed (or in error) that no failing Hypothesis case stands for: a plain or
+        parametrized test, a failure outside any example (a fixture, a health check, a strict xfail that passed).
+        One failed case of its own, so that the summary counts what pytest counts, with a replay command."""
+        crash = getattr(report.longrepr, "reprcrash", None)
+        text = report.longreprtext or ""
+        message = crash.message if crash else (text.strip().splitlines() or [""])[-1]
+        line = report_format.make_outcome_line(report.nodeid, report.when, message, text, report.duration, time.time())
+        self.write(line | {"run_id": self.run["run_id"], "writer": self.run["writer"]})
+
+    def close(self, interrupted: bool = False) -> None:
         self.release(test_passed=False)
-        finished = {**self.run, "finished_at": time.time()}
+        finished = {**self.run, "finished_at": time.time(), "interrupted": interrupted}
         self.write(self.format.make_run_line(self.format.RUN_FINISHED, finished, finished["finished_at"]))
         self.file.close()
 
@@ -143,6 +154,7 @@ class ReportPlugin:
         self.is_controller = not hasattr(config, "workerinput")
         self.is_distributed = self.is_controller and bool(getattr(config.option, "numprocesses", None))
         self.writer = None if self.is_distributed else start_report(config)
+        self.interrupted = False
         if self.is_distributed:
             run_id, seed = get_run_settings(config)
             config.rmqspec_run = {"run_id": run_id, "seed": seed}
@@ -160,17 +172,23 @@ class ReportPlugin:
         return (yield)
 
     def pytest_runtest_logreport(self, report):
-        if self.writer is not None and report.when == "call":
-            self.writer.release(test_passed=report.passed)
+        if self.writer is None:
+            return
+        counted = report.when == "call" and self.writer.release(test_passed=report.passed)
+        if report.failed and not counted:
+            self.writer.write_outcome(report)
 
     def pytest_report_header(self, config):
         run = config.rmqspec_run
         return [f"reports: run {run['run_id']} seed {run['seed']} -> {run_context.get_reports_dir() / run['run_id']}"]
 
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+
     def pytest_unconfigure(self, config):
         if self.writer is not None:
             observability.remove_observability_callback(self.writer)
-            self.writer.close()
+            self.writer.close(interrupted=self.interrupted)
 
 
 def register(config) -> None:

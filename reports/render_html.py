@@ -9,17 +9,18 @@ import html
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from reports.escape import INLINE_LIMIT, to_html
 from reports.render_clients import render_client_section
 from reports.render_markdown import format_time, get_costliest, get_reason
 from reports.results import (
+    REPLAY_LIMIT,
     STATUS_MARK,
     Results,
-    cut,
     get_failure_anchor,
     get_heading_anchor,
     get_replay_command,
     get_rule_anchor,
-    printable,
+    plural,
 )
 from reports.spec_rules import Rule, slugify
 
@@ -27,7 +28,9 @@ STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1250px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; } td, th { border: 1px solid #ccc; padding: 2px 8px; }
 th { background: #f3f3f3; } td.n { text-align: right; } td.gap { background: #fde2e2; }
-td.fail { background: #f8b4b4; font-weight: bold; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
+td.fail { background: #f8b4b4; font-weight: bold; }
+td.ok { background: #dcf2dd; } td.na { color: #666; } p.legend { font-size: .9em; color: #444; max-width: 60em; }
+pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 :target { outline: 2px solid #3178c6; } img { max-width: 100%; }
 #headline { font-size: 1.25em; background: #f6f8fa; border-left: 6px solid #3178c6; padding: .6em 1em; }
 #headline .bad { color: #b42318; font-weight: bold; } #headline b { font-size: 1.2em; }
@@ -51,8 +54,8 @@ FULL_COPY = "the representation column of the Parquet table failures"
 
 
 def escape(value: object) -> str:
-    """HTML text of a value from the reports: control characters shown as escapes, markup escaped."""
-    return html.escape(printable(value))
+    """HTML text of a short value from the reports (reports/escape.py's to_html, cut at a line's length)."""
+    return to_html(value, INLINE_LIMIT)
 
 
 def cell(value: object, css: str = "") -> str:
@@ -61,7 +64,7 @@ def cell(value: object, css: str = "") -> str:
 
 def render_coverage_grid(results: Results, site: str | None) -> list[str]:
     configs = results.configurations
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in configs)
+    head = "".join(f"<th>{escape(c)}</th>" for c in configs)
     rows = [f"<table><tr><th>rule</th><th>title</th><th>status</th>{head}</tr>"]
     for rule in results.rules:
         status = STATUS_MARK[results.get_rule_totals(rule.rule_id)["status"]]
@@ -88,6 +91,11 @@ def figure(key: str, value: object, bad: bool = False) -> str:
     return f'<b data-figure="{key}"{css}>{escape(value)}</b>'
 
 
+def counted(key: str, count: int, noun: str, bad: bool | None = None) -> str:
+    """``<b>1</b> run``: a headline figure with its noun in the right number (bad: shown in red when not 0)."""
+    return f"{figure(key, count, bool(count) if bad is None else bad)} {plural(count, noun).split(' ', 1)[1]}"
+
+
 def render_headline(results: Results, site: str | None) -> list[str]:
     """Rules exercised / total, gaps, unexpected failures, expected refutations, quarantined lines, cost, runs."""
     h = results.get_headline()
@@ -99,17 +107,22 @@ def render_headline(results: Results, site: str | None) -> list[str]:
     parts = [
         '<section id="headline"><p>',
         f"{figure('exercised', h['exercised'])}/{figure('rules', h['rules'])} spec rules exercised · "
-        f"{figure('gaps', len(h['gaps']), bool(h['gaps']))} gaps · "
-        f"{figure('unexpected-failures', h['unexpected_failures'], bool(h['unexpected_failures']))} "
-        f"unexpected failures · {figure('expected-refutations', h['expected_refutations'])} expected refutations · "
-        f"{figure('quarantined', h['quarantined'], bool(h['quarantined']))} quarantined input lines · "
+        f"{counted('gaps', len(h['gaps']), 'gap', bool(h['gaps']))} · "
+        f"{counted('unexpected-failures', h['unexpected_failures'], 'unexpected failure')} · "
+        f"{counted('expected-refutations', h['expected_refutations'], 'expected refutation', False)} · "
+        f"{counted('quarantined', h['quarantined'], 'quarantined input line')} · "
+        f"{counted('interrupted', len(h['interrupted_runs']), 'interrupted run')} · "
         f"{figure('seconds', format(h['seconds'], ',.1f'))} s of test cases</p>",
-        f"<p>Covers {figure('runs', h['runs'])} runs, started {escape(format_time(h['first_started_at']))} to "
-        f"{escape(format_time(h['last_started_at']))}, in {figure('configurations', len(configs))} configurations "
-        f"({escape(', '.join(configs) or 'none')}).</p>",
-        f"<p>Gaps (no test case marked them): {gaps}.</p></section>",
+        f"<p>Covers {counted('runs', h['runs'], 'run', False)}, started {escape(format_time(h['first_started_at']))} "
+        f"to {escape(format_time(h['last_started_at']))}, in "
+        f"{counted('configurations', len(configs), 'configuration', False)} ({escape(', '.join(configs) or 'none')})."
+        "</p>",
+        f"<p>Gaps (no test case marked them): {gaps}.</p>",
+        f"<p>Interrupted runs: {escape(', '.join(h['interrupted_runs']))}.</p>" if h["interrupted_runs"] else "",
+        "</section>",
     ]
-    nav = [f'<a href="{site}/index.html">the specification (documentation site)</a>'] if site else []
+    nav = ['<a href="#clients">rules x clients</a>']
+    nav += [f'<a href="{site}/index.html">the specification (documentation site)</a>'] if site else []
     nav += ['<a href="#failures">failures</a>', '<a href="#heat-map">heat map</a>', '<a href="#rules">rules</a>']
     nav += [f'<a href="{site}/coverage.html">coverage per rule</a>'] if site else []
     return parts + ["<nav>" + "".join(nav) + "</nav>"]
@@ -123,11 +136,12 @@ def render_failure(index: int, row: dict) -> list[str]:
         f"<p>rules {escape(', '.join(row['rule_ids'] or []) or '(none marked)')}; run {escape(row['run_id'])}; "
         f"seed <code>{escape(row['seed'])}</code></p>",
         f"<p>{escape(row['expected_violation'])}</p>" if row["expected_violation"] else "",
-        f"<pre>{html.escape(cut(get_reason(row), FULL_COPY))}</pre>" if get_reason(row) else "",
-        f'<p>replay (from the repository root):</p><code class="replay">{escape(get_replay_command(row))}</code>',
+        f"<pre>{to_html(get_reason(row), pointer=FULL_COPY)}</pre>" if get_reason(row) else "",
+        '<p>replay (from the repository root):</p><code class="replay">'
+        f"{to_html(get_replay_command(row), REPLAY_LIMIT)}</code>",
         f"<details{'' if row['expected_violation'] else ' open'}><summary>shrunk counterexample "
         f"({escape(row.get('steps') or '—')} steps)</summary>"
-        f"<pre>{html.escape(cut(row['representation'], FULL_COPY))}</pre></details>",
+        f"<pre>{to_html(row['representation'], pointer=FULL_COPY)}</pre></details>",
     ]
 
 
@@ -178,11 +192,12 @@ def render_html(results: Results, heat_map: bytes, site: str | None = None, sect
         "<title>RocketMQ retry spec — conformance report</title>",
         f"<style>{STYLE}</style></head><body><h1>RocketMQ retry spec — conformance report</h1>",
         *render_headline(results, site),
+        # What a client author comes for, on the first screen: the rule x client matrix.
+        render_client_section(results.client_matrix),
         *render_failure_blocks(results),
         '<h2 id="heat-map">Heat map: rules x configurations</h2>',
         f'<img alt="rule x configuration heat map, a panel per chapter" src="data:image/png;base64,{image}">',
         *render_sections(sections),
-        render_client_section(results.client_matrix),
         '<h2 id="rules">Rules x configurations (test cases)</h2>',
         *render_coverage_grid(results, site),
         *render_cost(results),

@@ -5,16 +5,17 @@ from __future__ import annotations
 import time
 
 from reports.differential import render_summary_section
+from reports.escape import to_code_block, to_code_span, to_markdown
 from reports.render_clients import render_client_markdown
 from reports.results import (
+    REPLAY_LIMIT,
     STATUS_MARK,
     Results,
-    cut,
     get_failure_anchor,
     get_heading_anchor,
     get_replay_command,
     get_rule_anchor,
-    printable,
+    plural,
 )
 from reports.spec_rules import RULE_ID
 
@@ -23,28 +24,33 @@ MAX_ROWS = 10  # rows of the cost and quarantine tables
 FULL_COPY = "the `representation` column of the Parquet table `failures` (Outputs)"
 
 
+class Markdown(str):
+    """Markdown the renderer made itself (a link, a code span): a table cell that is not escaped again."""
+
+
 def render_table(header: list[str], rows: list[list[object]]) -> list[str]:
+    """A table whose cells are text from the reports (escaped, one line each) or Markdown values."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += [
-        "| " + " | ".join(printable(cell).replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in rows
+    return lines + [
+        "| " + " | ".join(cell if isinstance(cell, Markdown) else to_markdown(cell) for cell in row) + " |"
+        for row in rows
     ]
-    return lines
 
 
 def render_summary(results: Results, outputs: dict[str, str]) -> str:
-    """The report in a few screens: the headline, unexpected failures (newest first) with their replay command,
-    expected refutations as a table, cost, trend, quarantine, where the outputs are."""
+    """The report in a few screens: the headline, the rule x client matrix, unexpected failures (newest first) with
+    their replay command, expected refutations as a table, cost, trend, quarantine, where the outputs are."""
     return "\n".join(
         render_headline(results)
+        + render_client_markdown(results.client_matrix)
         + render_failures(results)
         + render_refutations(results)
-        + render_client_markdown(results.client_matrix)
         + render_cost(results)
         + render_trend(results)
         + render_quarantine(results)
         + render_summary_section(results.differential_run)
         + ["", "## Outputs", ""]
-        + [f"- {name}: `{path}`" for name, path in outputs.items()]
+        + [f"- {name}: {to_code_span(path, REPLAY_LIMIT)}" for name, path in outputs.items()]
     )
 
 
@@ -58,17 +64,22 @@ def render_headline(results: Results) -> list[str]:
     lines = [
         "# Conformance report",
         "",
-        f"**{headline['exercised']}/{headline['rules']} spec rules exercised** · {len(gaps)} gaps · "
-        f"**{headline['unexpected_failures']} unexpected failures** · "
-        f"{headline['expected_refutations']} expected refutations · "
-        f"{headline['quarantined']} quarantined input lines · {headline['seconds']:,.1f} s of test cases",
+        f"**{headline['exercised']}/{headline['rules']} spec rules exercised** · {plural(len(gaps), 'gap')} · "
+        f"**{plural(headline['unexpected_failures'], 'unexpected failure')}** · "
+        f"{plural(headline['expected_refutations'], 'expected refutation')} · "
+        f"{plural(headline['quarantined'], 'quarantined input line')} · "
+        f"{plural(len(headline['interrupted_runs']), 'interrupted run')} · {headline['seconds']:,.1f} s of test cases",
         "",
-        f"Covers the whole warehouse: {headline['runs']} runs, started "
+        f"Covers the whole warehouse: {plural(headline['runs'], 'run')}, started "
         f"{format_time(headline['first_started_at'])} to {format_time(headline['last_started_at'])}, "
-        f"{len(results.configurations)} configurations ({', '.join(results.configurations) or 'none'}); "
-        f"this job ingested {len(results.ingested)} new or changed runs, {len(results.skipped)} unchanged.",
+        f"{plural(len(results.configurations), 'configuration')} "
+        f"({to_markdown(', '.join(results.configurations) or 'none')}); this job ingested "
+        f"{plural(len(results.ingested), 'new or changed run')}, {len(results.skipped)} unchanged.",
         "",
     ]
+    if headline["interrupted_runs"]:
+        runs = to_markdown(", ".join(headline["interrupted_runs"]))
+        lines.append(f"- interrupted runs (Ctrl-C or a killed job: their reports stop early): {runs}")
     if failing:
         lines.append(f"- failing rules: {', '.join(failing)}")
     if gaps:
@@ -77,7 +88,8 @@ def render_headline(results: Results) -> list[str]:
         if plain:
             lines.append(f"  (cited by properties/ but without `event(...)`, e.g. plain tests: {', '.join(plain)})")
     if results.unknown_rules:
-        lines.append(f"- rule ids marked by tests but not defined in spec/: {', '.join(results.unknown_rules)}")
+        unknown = to_markdown(", ".join(results.unknown_rules))
+        lines.append(f"- rule ids marked by tests but not defined in spec/: {unknown}")
     return lines + ["- per-rule status: the coverage page (see Outputs)"]
 
 
@@ -93,16 +105,15 @@ def render_failures(results: Results) -> list[str]:
     lines = ["", "## Unexpected failures (newest first)", ""]
     for index, row in rows[:MAX_FAILURES]:
         lines += [
-            f"### `{printable(row['nodeid'])}` — {printable(row['configuration'])}",
+            f"### {to_code_span(row['nodeid'])} — {to_markdown(row['configuration'])}",
             "",
-            f"- reason: {cut(get_reason(row), FULL_COPY, 500)}",
-            f"- rules: {', '.join(row['rule_ids'] or []) or '(none marked)'}; run `{printable(row['run_id'])}`; "
-            f"seed `{printable(row['seed'])}`; [in index.html](index.html#{get_failure_anchor(index)})",
-            f"- replay (from the repository root): `{get_replay_command(row)}`",
+            f"- reason: {to_markdown(get_reason(row), 500, FULL_COPY)}",
+            f"- rules: {to_markdown(', '.join(row['rule_ids'] or []) or '(none marked)')}; "
+            f"run {to_code_span(row['run_id'])}; seed {to_code_span(row['seed'])}; "
+            f"[in index.html](index.html#{get_failure_anchor(index)})",
+            f"- replay (from the repository root): {to_code_span(get_replay_command(row), REPLAY_LIMIT)}",
             "",
-            "```python",
-            cut((row["representation"] or "(no representation)").rstrip(), FULL_COPY).replace("```", "` ` `"),
-            "```",
+            *to_code_block((row["representation"] or "(no representation)").rstrip(), "python", pointer=FULL_COPY),
         ]
     if len(rows) > MAX_FAILURES:
         lines += ["", f"… and {len(rows) - MAX_FAILURES} more: index.html and the Parquet table `failures`."]
@@ -119,9 +130,9 @@ def render_refutations(results: Results) -> list[str]:
     rows = [
         [
             get_refuted_rule(row) or "—",
-            cut(row["expected_violation"].removeprefix("refutation: "), FULL_COPY, 200),
+            row["expected_violation"].removeprefix("refutation: "),
             row["steps"] if row.get("steps") is not None else "—",
-            f"[{printable(row['nodeid']).rsplit('::', 1)[-1]}](index.html#{get_failure_anchor(index)})",
+            Markdown(f"[{to_markdown(row['nodeid'].rsplit('::', 1)[-1])}](index.html#{get_failure_anchor(index)})"),
         ]
         for index, row in results.expected_failures
     ]
@@ -184,7 +195,7 @@ def render_coverage_page(results: Results, spec_link: str = "../../spec") -> str
         "# Coverage of the spec rules",
         "",
         "Generated by `python -m reports` from the run reports; status over all configurations seen "
-        f"({', '.join(results.configurations) or 'none'}).",
+        f"({to_markdown(', '.join(results.configurations) or 'none')}).",
     ]
     for chapter in sorted({rule.chapter for rule in results.rules}):
         lines += ["", f"## [{chapter}]({spec_link}/{chapter})", ""]
@@ -194,8 +205,7 @@ def render_coverage_page(results: Results, spec_link: str = "../../spec") -> str
             anchor = f'<a id="{get_rule_anchor(rule.rule_id)}"></a>'
             link = f"[{rule.rule_id}]({spec_link}/{chapter}#{get_heading_anchor(rule)})"
             configs = f"{t['configurations']}/{t['of']}"
-            rows.append(
-                [f"{anchor}{link}", rule.title, STATUS_MARK[t["status"]], t["test_cases"], configs, t["failures"]]
-            )
+            cells = [Markdown(f"{anchor}{link}"), Markdown(rule.title), STATUS_MARK[t["status"]], t["test_cases"]]
+            rows.append([*cells, configs, t["failures"]])
         lines += render_table(["rule", "title", "status", "test cases", "configurations", "failing tests"], rows)
     return "\n".join(lines) + "\n"

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from reports.escape import to_terminal
 from reports.spec_rules import Rule, slugify
 
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"
-# Text from the reports (counterexamples, messages, file names) is shown in a terminal, Markdown and HTML: control
-# characters (ANSI escapes among them) are shown as escapes, never sent, and long text is cut.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-MAX_TEXT = 2000
-STATUS_MARK = {GAP: "❌ gap", PARTIAL: "◐ partial", EXERCISED: "✅ exercised", FAILING: "⚠️ failing"}
+# Each word of a replay command is shown whole up to this length (a real one is far shorter), nothing hidden in it.
+REPLAY_LIMIT = 500
+# Words, not emoji: Debian's headless chromium (and many terminals) drew the emoji as empty boxes.
+STATUS_MARK = {GAP: "gap", PARTIAL: "partial", EXERCISED: "exercised", FAILING: "failing"}
 
 
 def get_configurations(coverage: list[dict]) -> list[str]:
@@ -84,13 +83,14 @@ class Results:
             "rules": len(self.rules),
             "gaps": [rule_id for rule_id, t in totals.items() if t["status"] == GAP],
             "failing": [rule_id for rule_id, t in totals.items() if t["status"] == FAILING],
-            "unexpected_failures": len(self.unexpected_failures),
+            "unexpected_failures": count_tests(self.unexpected_failures),
             "expected_refutations": len(self.expected_failures),
             "quarantined": sum(self.quarantine_by_reason.values()),
             "seconds": sum(row["seconds"] for row in self.machine_cost),
             "runs": covered.get("runs", 0),
             "first_started_at": covered.get("first_started_at"),
             "last_started_at": covered.get("last_started_at"),
+            "interrupted_runs": covered.get("interrupted_runs") or [],
         }
 
     def to_json(self) -> str:
@@ -117,6 +117,17 @@ class Results:
         return [(at, row) for at, row in enumerate(self.failures) if row["expected_violation"]]
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 run``, ``2 runs``, ``0 gaps``."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def count_tests(failures: list[tuple[int, dict]]) -> int:
+    """Failed tests as pytest counts them: a test (in one run and configuration) whose Hypothesis failure shrank to
+    several distinct counterexamples is one failed test."""
+    return len({(row["run_id"], row["configuration"], row["nodeid"]) for _, row in failures})
+
+
 def get_rule_anchor(rule_id: str) -> str:
     """The anchor of a rule's row in the coverage page and HTML report (``#sb-04``)."""
     return rule_id.lower()
@@ -127,20 +138,6 @@ def get_heading_anchor(rule: Rule) -> str:
     return slugify(f"{rule.rule_id} {rule.title}")
 
 
-def printable(text: object) -> str:
-    """`text` with every control character but line breaks and tabs shown as its escape (``\\x1b``)."""
-    return CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
-
-
-def cut(text: str | None, pointer: str, limit: int = MAX_TEXT) -> str:
-    """printable(`text`), cut after `limit` characters with a note saying how long it is and where `pointer` says
-    the whole text is."""
-    text = text or ""
-    if len(text) <= limit:
-        return printable(text)
-    return printable(text[:limit]) + f"\n… cut at {limit:,} of {len(text):,} characters; the whole text: {pointer}"
-
-
 def get_replay_command(row: dict) -> str:
     """The shell command that replays a failure from the repository's root: the run's seed, Hypothesis profile and
     configuration, and the test."""
@@ -149,8 +146,9 @@ def get_replay_command(row: dict) -> str:
     settings = {"RMQSPEC_HYPOTHESIS_SEED": row["seed"], "RMQSPEC_HYPOTHESIS_PROFILE": row.get("hypothesis_profile")}
     if len(values) == len(names):
         settings |= dict(zip(names, values, strict=True))
-    words = [f"{name}={shlex.quote(printable(value))}" for name, value in settings.items() if value]
-    return " ".join(words) + f" python -m pytest -p no:cacheprovider {shlex.quote(printable(row['nodeid']))}"
+    words = [f"{name}={shlex.quote(to_terminal(value, REPLAY_LIMIT))}" for name, value in settings.items() if value]
+    test = shlex.quote(to_terminal(row["nodeid"], REPLAY_LIMIT))
+    return " ".join(words) + f" python -m pytest -p no:cacheprovider {test}"
 
 
 def get_failure_anchor(index: int) -> str:

@@ -1,13 +1,15 @@
 """The Spark schemas of every table the job reads or writes, as PySpark StructTypes, in one place.
 
 Every field is nullable; the fields of Hypothesis' observation that the job does not use are not named, so upstream
-additions to the experimental format cannot break it. The report lines themselves are runenv/report_format.py.
+additions to the experimental format cannot break it. The report lines themselves are reportformat/lines.py, their
+shape reportformat/report-line.schema.json.
 """
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    BooleanType,
     DoubleType,
     IntegerType,
     LongType,
@@ -17,46 +19,39 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from runenv.report_format import RUN_FIELDS
+from reportformat.schema import LINE_SCHEMA, get_types
 
 TEXT, NUMBER, COUNT, SECONDS = StringType(), IntegerType(), LongType(), DoubleType()
 RULE_IDS = ArrayType(StringType())
 TIMING = MapType(StringType(), DoubleType())
 
+# The Spark type of a node of the report line's JSON Schema (reportformat/report-line.schema.json): an object with
+# properties a struct, one with a value type a map, a field of several types (content: an object or a string) its
+# JSON text, read again where its type is known.
+SPARK_TYPES = {"string": StringType(), "integer": IntegerType(), "number": DoubleType(), "boolean": BooleanType()}
+CORRUPT = "_corrupt_record"  # where the JSON reader puts a line with a value of the wrong type (not for text fields)
+
+
+def to_spark_type(node: dict):
+    declared = node.get("type", ())
+    types = [name for name in get_types(node) if name != "null" and not (name == "integer" and "number" in declared)]
+    if types == ["object"] and "properties" in node:
+        return StructType([StructField(name, to_spark_type(sub)) for name, sub in node["properties"].items()])
+    if types == ["object"]:
+        values = node.get("additionalProperties")
+        return MapType(StringType(), to_spark_type(values) if isinstance(values, dict) else StringType())
+    return SPARK_TYPES.get(types[0], StringType()) if len(types) == 1 else StringType()
+
+
+def with_corrupt_record(struct: StructType) -> StructType:
+    return StructType([*struct.fields, StructField(CORRUPT, TEXT)])
+
+
 # The content of a run line: the run's metadata (times are seconds since the epoch).
-RUN_CONTENT = StructType([StructField(name, SECONDS if name.endswith("_at") else TEXT) for name in RUN_FIELDS])
-# One report line as the job parses it.
-RAW_LINE = StructType(
-    [
-        StructField("report_schema", NUMBER),
-        StructField("type", TEXT),
-        StructField("property", TEXT),
-        StructField("run_start", SECONDS),
-        StructField("run_id", TEXT),
-        StructField("writer", TEXT),
-        StructField("nodeid", TEXT),
-        StructField("status", TEXT),
-        StructField("status_reason", TEXT),
-        StructField("representation", TEXT),
-        StructField("how_generated", TEXT),
-        StructField("features", MapType(StringType(), StringType())),
-        StructField("timing", TIMING),
-        StructField("steps", NUMBER),
-        StructField("expected_violation", TEXT),
-        StructField("message", TEXT),
-        StructField(
-            "metadata", StructType([StructField("reproduction_decorator", TEXT), StructField("traceback", TEXT)])
-        ),
-        StructField("title", TEXT),
-        StructField("content", RUN_CONTENT),
-        # A conformance verdict (conformance/report.py): the rule, the real client, status "conforms" | "deviates" |
-        # "not applicable" | "not judged" (or "unavailable": the client could not run, with the reason in detail).
-        StructField("rule", TEXT),
-        StructField("client", StructType([StructField("name", TEXT), StructField("version", TEXT)])),
-        StructField("detail", TEXT),
-        StructField("counterexample", TEXT),
-    ]
-)
+RUN_CONTENT = to_spark_type(LINE_SCHEMA["$defs"]["run"])
+# One report line as the job parses it: every field the schema names, and the line itself when a value has the wrong
+# type (reports/line_shape.py names it).
+RAW_LINE = with_corrupt_record(to_spark_type(LINE_SCHEMA))
 # The input: one row per physical line.
 LINES = StructType(
     [

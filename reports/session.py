@@ -9,7 +9,11 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from reports import class_archive as archive
+from reports import extract, load
+from reports.gateway import shut_down_gateway
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -88,8 +92,6 @@ def names_a_master(environ) -> bool:
 def is_small_local_input(inputs: list[str], warehouse: str, force: bool, limit_bytes: int = 1 << 30) -> bool:
     """Whether the runs to ingest (new or changed, see extract.select_pending) are local and hold less than
     `limit_bytes` of report files: read before the JVM starts, so one new run into a large warehouse is small."""
-    from reports import extract, load
-
     if not all(map(load.is_local, inputs)):
         return False
     try:
@@ -119,8 +121,6 @@ def get_spark(
     (reports/class_archive.py).
     """
     warnings.filterwarnings("ignore", module="pyspark")  # pandas-version notices; the job does not use pandas
-    from pyspark.sql import SparkSession
-
     if remote:
         return get_remote_spark(remote, app_name, conf)
     local = (master is None and not names_a_master(os.environ)) or (master or "").startswith("local")
@@ -146,8 +146,6 @@ def get_spark(
 
 def get_remote_spark(url: str, app_name: str, conf: dict[str, str] | None = None):
     """A Spark Connect session (no JVM here: the server runs the queries) with the job's settings."""
-    from pyspark.sql import SparkSession
-
     builder = SparkSession.builder.remote(url).appName(app_name)
     for key, value in {**JOB_SETTINGS, **(conf or {})}.items():
         builder = builder.config(key, value)
@@ -190,13 +188,3 @@ def configure_local(
         builder = builder.config("spark.driver.memory", memory)
     # Honoured because the JVM is not up yet: in local mode from Python the builder's conf launches it.
     return builder.config("spark.driver.extraJavaOptions", " ".join(java_options)), pending_archive
-
-
-def shut_down_gateway(spark) -> None:
-    """At interpreter exit, closes the JVM's end of the Python connection before the JVM exits (it does when
-    Python's exit closes its stdin). A JVM thread still waiting in a socket read holds the JVM's exit ~0.3 s: it
-    waits up to 30 x 10 ms for threads in native code (measured: exit 0.48 s -> 0.14 s). Anyone reading the job's
-    output through a pipe waits for that exit too."""
-    gateway = spark.sparkContext._gateway
-    if gateway is not None and getattr(gateway, "proc", None) is not None and gateway.proc.poll() is None:
-        gateway.shutdown()

@@ -12,16 +12,24 @@ point to pages of the site that show those files, so the site needs no repositor
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
 import sys
 from pathlib import Path
 
+from reports.render_markdown import render_coverage_page
 from reports.results import Results
 from reports.site_rules import get_counterexamples, render_rule_status
 from reports.site_sources import get_definitions, get_source_page, stage_sources
 from reports.spec_rules import ROOT, RULE_HEADING
+
+try:  # the docs extra (pip install -e '.[docs]'); the aggregate builds no site without it
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+except ImportError:
+    build = load_config = None
 
 SPEC = ROOT / "spec"
 MKDOCS_YML = ROOT / "mkdocs.yml"
@@ -81,8 +89,6 @@ def find_end_of_bullets(lines: list[str], heading: int) -> int:
 def stage_site(results: Results | None, stage: Path, heat_map: bytes | None = None, spec: Path = SPEC) -> None:
     """Writes the site's sources: the chapters of `spec` (README.md as index.md) with coverage, the coverage page,
     the linked source files as pages (links resolved from spec/'s place in the repository)."""
-    from reports.render_markdown import render_coverage_page
-
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
     linked: set[Path] = set()
@@ -106,9 +112,6 @@ def stage_site(results: Results | None, stage: Path, heat_map: bytes | None = No
 
 def build_site(stage: Path, site: Path) -> None:
     """mkdocs build --strict of the staged sources into `site` (mkdocs.yml's settings; a warning fails it)."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # mkdocs-material's banner about a future mkdocs, once a build
 
     config = load_config(str(MKDOCS_YML), docs_dir=str(stage), site_dir=str(site), strict=True)
@@ -116,9 +119,7 @@ def build_site(stage: Path, site: Path) -> None:
 
 
 def is_mkdocs_installed() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("mkdocs") is not None and importlib.util.find_spec("material") is not None
+    return load_config is not None and importlib.util.find_spec("material") is not None
 
 
 def write_site(results: Results | None, out: Path, heat_map: bytes | None = None) -> Path:

@@ -3,10 +3,9 @@ counterexamples that name it, as mkdocs-material admonitions (collapsed, so the 
 
 from __future__ import annotations
 
-import html
-
+from reports.escape import to_code_block, to_markdown
 from reports.render_markdown import get_reason
-from reports.results import EXERCISED, FAILING, GAP, PARTIAL, Results, cut, get_replay_command, printable
+from reports.results import EXERCISED, FAILING, GAP, PARTIAL, REPLAY_LIMIT, Results, get_replay_command
 from reports.spec_rules import RULE_ID
 
 KIND = {EXERCISED: "success", PARTIAL: "warning", GAP: "danger", FAILING: "failure"}
@@ -35,32 +34,28 @@ def indent(lines: list[str]) -> list[str]:
     return [INDENT + line if line else "" for line in lines]
 
 
-def render_fenced(text: str, language: str = "text") -> list[str]:
-    """A fenced block of text from the reports (a fence inside it is broken up, as in the summary)."""
-    return [f"```{language}", *text.replace("```", "` ` `").splitlines(), "```"]
-
-
 def render_coverage_table(rule_id: str, results: Results) -> list[str]:
     rows = ["| configuration | test cases | steps | runs | failing tests | expected refutations |"]
     rows.append("|---|--:|--:|--:|--:|--:|")
     for config in results.configurations:
         cell = results.get_cell(rule_id, config) or {}
         figures = [cell.get(k, 0) for k in ("test_cases", "steps", "runs", "failures", "expected_failures")]
-        rows.append(f"| {config} | " + " | ".join(str(f) for f in figures) + " |")
+        rows.append(f"| {to_markdown(config)} | " + " | ".join(str(f) for f in figures) + " |")
     return rows
 
 
 def render_counterexample(index: int, row: dict) -> list[str]:
     """A collapsed block: the claim refuted (or the failure), its message, the replay command, the shrunk steps."""
     kind = "expected refutation" if row["expected_violation"] else "unexpected failure"
-    name = printable(row["nodeid"]).rsplit("::", 1)[-1].replace('"', "'")
-    body = [f"> {html.escape(printable(row['expected_violation']))}", ""] if row["expected_violation"] else []
-    body += render_fenced(cut(get_reason(row), FULL_COPY, 600)) + ["", "Replay from the repository root:", ""]
-    body += render_fenced(get_replay_command(row), "bash")
-    body += ["", f"Shrunk counterexample ({row.get('steps') or '—'} steps):", ""]
-    body += render_fenced(cut(row["representation"] or "(no representation)", FULL_COPY), "python")
-    title = f"Counterexample ({kind}): {name} — {printable(row['configuration'])}"
-    return [f'??? failure "{html.escape(title, quote=False)}"', "", *indent(body), ""]
+    name = row["nodeid"].rsplit("::", 1)[-1]
+    quote = [f"> {to_markdown(row['expected_violation'], 600, FULL_COPY)}", ""] if row["expected_violation"] else []
+    body = quote + to_code_block(get_reason(row), limit=600, pointer=FULL_COPY)
+    body += ["", "Replay from the repository root:", "", *to_code_block(get_replay_command(row), "bash", REPLAY_LIMIT)]
+    body += ["", f"Shrunk counterexample ({to_markdown(row.get('steps') or '—')} steps):", ""]
+    body += to_code_block(row["representation"] or "(no representation)", "python", pointer=FULL_COPY)
+    # The title is one line of Markdown between double quotes (admonition syntax): no '"' may end it early.
+    title = to_markdown(f"Counterexample ({kind}): {name} — {row['configuration']}").replace('"', "&quot;")
+    return [f'??? failure "{title}"', "", *indent(body), ""]
 
 
 def render_rule_status(rule_id: str, results: Results | None, counterexamples: dict | None = None) -> list[str]:
@@ -78,7 +73,8 @@ def render_rule_status(rule_id: str, results: Results | None, counterexamples: d
     )
     body = render_coverage_table(rule_id, results)
     missing = [c for c in results.configurations if not (results.get_cell(rule_id, c) or {}).get("test_cases")]
-    body += ["", f"Gaps (configurations where no test case marked {rule_id}): {', '.join(missing) or 'none'}."]
+    gaps = to_markdown(", ".join(missing) or "none")
+    body += ["", f"Gaps (configurations where no test case marked {rule_id}): {gaps}."]
     lines = [f'??? {KIND[totals["status"]]} "{title}"', "", *indent(body), ""]
     examples = (get_counterexamples(results) if counterexamples is None else counterexamples).get(rule_id, [])
     for index, row in examples[:MAX_SHOWN]:

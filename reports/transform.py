@@ -7,47 +7,57 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from reportformat import lines as report_format
 from reports import schema
 from reports.clients import compute_client_verdicts
+from reports.extract import MAX_LINE
+from reports.line_shape import with_shape_problem
 from reports.spec_rules import RULE_ID
-from runenv import report_format
 
 RULE_ID_PATTERN = "^" + RULE_ID.pattern.replace(r"\b", "") + "$"
 UNKNOWN = "unknown"
 
 
 BOM = "\ufeff"
+TRUNCATED = "truncated last line (writer killed?)"
 # Two objects on one line ("}{" outside a string): the JSON reader would keep the first and drop the second.
 TWO_RECORDS = r"\}\s*\{"
 
 
-def parse_lines(lines: DataFrame) -> DataFrame:
-    """Adds ``record`` (the line parsed with the explicit schema) and ``reason`` (why it is quarantined, or null).
+def parse_lines(lines: DataFrame, max_line: int = MAX_LINE) -> DataFrame:
+    """Adds ``record`` (the line parsed with the schema's struct), ``run`` (a run line's content, parsed) and
+    ``reason`` (why the line is quarantined, or null).
 
-    A UTF-8 byte order mark before a line is not part of it. Each line is parsed once, as the only element of a
-    JSON array: two records on one line ("}{") are then not valid JSON, so only the lines that fail are searched
-    for "}...{" with a regular expression, not every line (benchmarks/NOTES.md, "reports/")."""
-    text = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
-    as_array = F.from_json(F.concat(F.lit("["), text, F.lit("]")), T.ArrayType(schema.RAW_LINE))
-    # What the JSON reader makes of the line alone (it reads the first value and ignores the rest) where the
-    # array is not valid JSON, or its first element not an object.
-    record = F.coalesce(F.get("as_array", 0), F.from_json(text, schema.RAW_LINE))
-    version = F.col("record.report_schema")
-    # Not valid as an array, and holding "}...{": two records (a "}{" in a string leaves the array valid).
-    two = F.col("as_array").isNull() & F.col("text").rlike(TWO_RECORDS)
+    A UTF-8 byte order mark before a line is not part of it. Each line is parsed once; only the lines that fail,
+    or hold a "}" before a "{" or a space, are looked at again (two records on one line, "}{" outside a string,
+    are not valid JSON as an array's elements), and reports/line_shape.py checks the record against the schema.
+    A line of more than `max_line` bytes is quarantined unread, with that reason."""
+    # The line without its byte order mark, as an expression (a column of its own would copy every line once more).
+    body = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
+    short = (F.col("bytes") if "bytes" in lines.columns else F.octet_length("text")) <= max_line
+    options = {"columnNameOfCorruptRecord": schema.CORRUPT, "maxStringLen": str(max_line)}
+    parsed = lines.withColumn("record", F.from_json(F.when(short, body), schema.RAW_LINE, options))
+    record = F.col("record")
+    run_struct = schema.with_corrupt_record(schema.RUN_CONTENT)
+    run = F.when(record["type"] == "info", F.from_json(record["content"], run_struct, options))
+    parsed = parsed.withColumn("run", run)
+    is_json = F.json_array_length(F.concat(F.lit("["), body, F.lit("]"))).isNotNull()
+    candidate = body.contains("}{") | body.contains("} ") | body.contains("}\t")
+    version = record["report_schema"]
     reason = (
-        F.when(F.col("record.type").isNull() & F.col("is_last"), F.lit("truncated last line (writer killed?)"))
-        .when(F.col("record.type").isNull(), F.lit("not a JSON report line"))
-        .when(two, F.lit("two JSON records on one line"))
+        F.when(~(F.col("utf8") if "utf8" in lines.columns else F.is_valid_utf8("text")), F.lit("not UTF-8 text"))
+        .when(~short, F.lit(f"a line longer than {max_line:,} bytes (--max-line-bytes)"))
+        .when(record[schema.CORRUPT].isNotNull() & ~is_json & F.col("is_last"), F.lit(TRUNCATED))
+        .when(record[schema.CORRUPT].isNotNull() & ~is_json, F.lit("not a JSON report line"))
+        .when(~body.startswith("{") & ~F.ltrim(body).startswith("{"), F.lit("not a JSON report line"))
+        .when(candidate & body.rlike(TWO_RECORDS) & ~is_json, F.lit("two JSON records on one line"))
         .when(
             version.isNull() | (version != report_format.REPORT_SCHEMA_VERSION),
-            F.concat(
-                F.lit("unknown report schema version "), F.coalesce(version.cast(T.StringType()), F.lit("(none)"))
-            ),
+            F.concat(F.lit("unknown report schema version "), F.coalesce(version.cast("string"), F.lit("(none)"))),
         )
+        .otherwise(F.col("shape"))
     )
-    parsed = lines.withColumn("as_array", as_array).withColumn("record", record)
-    return parsed.withColumn("reason", reason).drop("as_array")
+    return with_shape_problem(parsed, body).withColumn("reason", reason).drop("shape")
 
 
 def select_records(parsed: DataFrame) -> DataFrame:
@@ -67,7 +77,7 @@ def select_records(parsed: DataFrame) -> DataFrame:
         "file",
         "line",
         "reason",
-        F.when(~good, F.substring("text", 1, 300)).alias("text"),
+        F.when(~good, F.make_valid_utf8(F.substring("text", 1, 300))).alias("text"),
         kept(record["type"]).alias("type"),
         kept(record["property"]).alias("property"),
         kept(F.coalesce(record["writer"], get_file_writer("file"))).alias("writer"),
@@ -79,7 +89,7 @@ def select_records(parsed: DataFrame) -> DataFrame:
         kept(rule_ids).alias("rule_ids"),
         kept(record["timing"]).alias("timing"),
         kept(seconds).alias("seconds"),
-        kept(record["content"]).alias("content"),
+        kept(F.col("run").dropFields(schema.CORRUPT)).alias("content"),
         kept(record["rule"]).alias("rule"),
         kept(record["client"]["name"]).alias("client_name"),
         kept(record["client"]["version"]).alias("client_version"),
@@ -102,11 +112,14 @@ def select_runs(records: DataFrame) -> DataFrame:
     meta = records.where((F.col("type") == "info") & (F.col("property") == report_format.RUN_PROPERTY))
     started = F.when(F.col("title") == report_format.RUN_STARTED, F.col("content"))
     finished = F.when(F.col("title") == report_format.RUN_FINISHED, F.col("content.finished_at"))
+    interrupted = (F.col("title") == report_format.RUN_INTERRUPTED) | F.coalesce("content.interrupted", F.lit(False))
     grouped = meta.groupBy("run_id", "writer").agg(
-        F.first(started, ignorenulls=True).alias("started"), F.max(finished).alias("finished_at")
+        F.first(started, ignorenulls=True).alias("started"),
+        F.max(finished).alias("finished_at"),
+        F.max(interrupted).alias("interrupted"),
     )
-    fields = [F.col(f"started.{name}").alias(name) for name in report_format.RUN_FIELDS[2:-1]]
-    return grouped.select("run_id", "writer", *fields, "finished_at")
+    fields = [F.col(f"started.{name}").alias(name) for name in report_format.STARTED_FIELDS]
+    return grouped.select("run_id", "writer", *fields, "finished_at", "interrupted")
 
 
 def select_observations(records: DataFrame) -> DataFrame:

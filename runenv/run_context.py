@@ -59,6 +59,22 @@ def check_environment(environ=os.environ) -> None:
     backend = environ.get("RMQSPEC_BACKEND", "model")
     if backend not in BACKENDS:
         raise SettingError("RMQSPEC_BACKEND", backend, f"one of {', '.join(BACKENDS)}")
+    if environ.get("RMQSPEC_REPORTS_DIR"):
+        check_directory("RMQSPEC_REPORTS_DIR", environ["RMQSPEC_REPORTS_DIR"])
+
+
+def check_directory(variable: str, value: str) -> Path:
+    """A directory the run writes into: an existing one, or a new one whose parent directory exists (a typo deep in
+    a path is refused, not created); SettingError otherwise. Nothing is created here."""
+    path = Path(value)
+    valid = "a directory, or a new one in an existing directory"
+    if path.is_dir():
+        return path
+    if path.exists() or path.is_symlink():
+        raise SettingError(variable, value, valid + " (this is not a directory)")
+    if not path.absolute().parent.is_dir():
+        raise SettingError(variable, value, valid + " (its parent is not a directory)")
+    return path
 
 
 def check_run_id(run_id: str, variable: str = "RMQSPEC_RUN_ID") -> str:

@@ -12,6 +12,7 @@ import pytest
 from conformance.runner.backends import BackendSettingError, get_backend_name
 from conformance.runner.backends.loopback import NotLoopbackOnly, get_namespace_command, is_loopback_only
 from conformance.runner.backends.rocketmq import get_binary_distribution, get_distribution, render_broker_conf
+from runenv.run_context import SettingError, check_environment
 
 
 def test_backend_defaults_to_model_and_names_a_bad_value_in_one_line():
@@ -25,7 +26,6 @@ def test_backend_defaults_to_model_and_names_a_bad_value_in_one_line():
 
 def test_a_bad_backend_fails_the_session_start_in_one_line():
     """The suite's start-up check (runenv, called by the root conftest's pytest_configure) names it."""
-    from runenv.run_context import SettingError, check_environment
 
     check_environment({"RMQSPEC_BACKEND": "rocketmq-5.3.3"})
     with pytest.raises(SettingError) as error:

@@ -16,6 +16,7 @@ from reports.spec_rules import ROOT, get_spec_rules
 site = pytest.importorskip("reports.site")
 if not site.is_mkdocs_installed():  # the README's set-up installs it ('dev' includes 'docs')
     pytest.skip("mkdocs-material is not installed: pip install -e '.[docs]'", allow_module_level=True)
+Abort = pytest.importorskip("mkdocs.exceptions").Abort
 
 CONFIGS = ["4.9.8/clustering/concurrently/default", "5.0.0/clustering/orderly/tight"]
 REFUTED, FAILING_TEST = "OR-15", "properties/test_x.py::test_refuted[5.0.0]"
@@ -132,8 +133,6 @@ def test_the_nav_lists_every_chapter():
 
 
 def test_a_broken_link_in_a_chapter_fails_the_strict_build(tmp_path, caplog):
-    from mkdocs.exceptions import Abort
-
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec)
     chapter = spec / "03-store.md"

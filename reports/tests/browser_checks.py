@@ -8,15 +8,16 @@ test fails naming what is missing."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
 
 from reports import job
-from reports.browser import Browser, find_chromium, take_screenshot
+from reports.browser import Browser, dump_dom, find_chromium, take_screenshot
 from reports.site import SITE, is_mkdocs_installed
 from reports.spec_rules import ROOT
-from reports.tests.sample import BASELINE, TIGHT, case, meta, write_lines
+from reports.tests.sample import BASELINE, CONFORMANCE, TIGHT, case, meta, write_lines
 
 CHROMIUM = find_chromium()
 
@@ -31,7 +32,8 @@ CLAIM = "refutation: OR-15 refuted on 5.0.0 (#6163): a poison message keeps cycl
 
 
 def write_runs(root):
-    """Two configurations of one run, real rule ids: passing cases, an expected refutation, an unexpected failure."""
+    """Two configurations of one run, real rule ids: passing cases, an expected refutation, an unexpected failure;
+    clients' verdicts (the sample's)."""
     run = root / "runs" / "b1"
     run.mkdir(parents=True)
     for writer, config, cases in (
@@ -47,6 +49,7 @@ def write_runs(root):
             extra = {"run_id": "b1", "representation": f"{name}(x=1)", "expected_violation": claim}
             lines.append(case(writer, f"p.py::{name}", status, rules, 0.5, **extra))
         write_lines(run / f"{writer}.jsonl", lines + [meta("run finished", "b1", writer, config, finished=110.0)])
+    write_lines(run / "conformance-local-main.jsonl", [line | {"run_id": "b1"} for line in CONFORMANCE])
     return root / "runs"
 
 
@@ -101,3 +104,31 @@ def test_no_link_of_the_page_or_of_the_site_pages_it_leads_to_is_broken(report):
         assert broken == [], page.name
     screenshot = take_screenshot(CHROMIUM, report["site"] / "12-orderly.html", OUT / "screenshots" / "site.png")
     assert screenshot.stat().st_size > 10_000
+
+
+PROBE = """<script>
+const matrix = document.getElementById("clients").getBoundingClientRect();
+document.body.dataset.matrixTop = Math.round(matrix.top);
+document.body.dataset.screen = window.innerHeight;
+</script></body>"""
+# Emoji and dingbats that Debian's headless chromium drew as empty boxes (✅ ❌ ⚠️ ◐).
+NOT_EVERYWHERE = re.compile("[\u2600-\u27bf\u25d0-\u25ff\U0001f000-\U0001faff\ufe0f]")
+
+
+def test_the_first_screen_shows_the_client_matrix_anchored_in_the_navigation_with_a_legend(report, tmp_path):
+    """At 1280 x 800 the rule x client matrix starts on the first screen; the navigation links to it; a legend says
+    what each cell means; no symbol needs a font the browser may lack; counts have the right plural."""
+    page = report["page"].read_text(encoding="utf-8")
+    probe = report["page"].with_name("first-screen-probe.html")
+    probe.write_text(page.replace("</body>", PROBE, 1), encoding="utf-8")
+    dom = dump_dom(CHROMIUM, probe, "--window-size=1280,800")
+    probe.unlink()
+    found = dict(re.findall(r'data-(matrix-top|screen)="(\d+)"', dom))
+    assert 0 < int(found["matrix-top"]) < int(found["screen"]) <= 800, found
+    links = Browser(CHROMIUM).load(report["page"])
+    assert "#clients" in links.links[: links.links.index("#failures")]  # in the navigation, first
+    assert 'class="legend"' in dom and "n/a: the client lacks the feature" in dom
+    assert NOT_EVERYWHERE.findall(dom) == []
+    text = re.sub(r"<[^>]+>", "", dom)
+    assert "Covers 1 run," in text and not re.search(r"\b1 (runs|gaps|configurations|cases)\b", text)
+    take_screenshot(CHROMIUM, report["page"], OUT / "screenshots" / "first-screen.png", size="1280,800")

@@ -80,6 +80,10 @@ def test_the_aggregates_help_shows_its_defaults(tmp_path):
         (["aggregate", "--bogus"], "--bogus"),
         (["--bogus"], "--bogus"),
         (["aggregate", "--", "-k", "x"], "only `run` takes them"),
+        (["aggregate", "--lock-timeout", "-5"], "--lock-timeout: '-5'"),
+        (["aggregate", "--lock-timeout", "nan"], "--lock-timeout: 'nan'"),
+        (["aggregate", "/does/not/exist"], "input path does not exist: /does/not/exist"),
+        (["aggregate", ".", "--tables", "/does/not/tables"], "--tables='/does/not/tables'"),
     ],
 )
 def test_a_bad_command_line_is_refused_with_one_line_before_anything_is_written(tmp_path, command, named):
@@ -90,3 +94,24 @@ def test_a_bad_command_line_is_refused_with_one_line_before_anything_is_written(
     (line,) = get_lines(done)
     assert named in line
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("below", ["a-file/runs", "no/such/parent/runs"])
+def test_a_reports_dir_that_cannot_be_one_stops_the_session_with_one_line(tmp_path, below):
+    """Below a file (pytest said INTERNALERROR in ~177 lines) or under a directory that does not exist (it was
+    created silently): one line, exit 4, nothing created."""
+    (tmp_path / "a-file").write_text("x")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/test_readme.py"]
+    done = run(command, tmp_path, RMQSPEC_REPORTS="1", RMQSPEC_REPORTS_DIR=str(tmp_path / below))
+    assert done.returncode == 4, done.stdout + done.stderr
+    (line,) = get_lines(done)
+    assert f"RMQSPEC_REPORTS_DIR={str(tmp_path / below)!r}" in line and "a directory" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_the_main_job_refuses_a_reports_dir_below_a_file_before_the_suite(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    done = run([sys.executable, "-m", "reports"], tmp_path, RMQSPEC_REPORTS_DIR=str(tmp_path / "a-file" / "runs"))
+    assert done.returncode == 2
+    (line,) = get_lines(done)
+    assert "RMQSPEC_REPORTS_DIR=" in line and "property suite" not in done.stdout

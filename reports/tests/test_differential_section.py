@@ -26,7 +26,7 @@ def test_section_lists_every_broker_rule_per_backend(tmp_path):
                                        record("PL-04", "model", "differs", "AssertionError\nstep 3: 16 != 0")])
     text = "\n".join(render_summary_section(find_newest_records([str(tmp_path)])))
     row = {line.split(" ", 2)[1]: line for line in text.splitlines() if line.startswith("| ") and "-" in line[2:8]}
-    assert "agrees (`test_SB-01`)" in row["SB-01"] and row["SB-01"].count("agrees") == 2
+    assert "agrees (test\\_SB-01)" in row["SB-01"] and row["SB-01"].count("agrees") == 2
     assert "**differs**: step 3: 16 != 0" in row["PL-04"]
     assert row["SB-02"].count("not exercised") == 3  # model, rocketmq-4.9.8, rocketmq-5.3.3
 

@@ -38,6 +38,20 @@ def test_the_checker_sees_a_function_level_import(tmp_path):
 
 def test_the_report_writer_imports_without_pyspark():
     """The plugin writes report files in tox envs that do not install PySpark."""
-    code = "import sys; sys.modules['pyspark'] = None; import reports.plugin, runenv.report_format"
+    code = "import sys; sys.modules['pyspark'] = None; import reports.plugin, reportformat.lines"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_site_builder_imports_without_matplotlib_or_pyspark():
+    """tox env docs installs mkdocs only: the site renders Markdown and draws no PNG."""
+    code = "import sys; sys.modules['matplotlib'] = sys.modules['pyspark'] = None; import reports.site"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_aggregate_imports_without_jsonschema():
+    """tox envs aggregate, browser and spark-* install PySpark and matplotlib, not jsonschema."""
+    code = "import sys; sys.modules['jsonschema'] = None; import reports.job, reports.__main__"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

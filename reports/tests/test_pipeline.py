@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -21,6 +22,7 @@ from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
 from benchmarks import duckdb_job  # noqa: E402
 from reports import extract, job, load, render_markdown, schema, site, transform  # noqa: E402
+from reports.heat_map import render_heat_map  # noqa: E402
 from reports.local_frame import create_frame  # noqa: E402
 from reports.session import is_small_local_input, using_conf  # noqa: E402
 from reports.spec_rules import ROOT, get_spec_rules  # noqa: E402
@@ -266,8 +268,6 @@ def duckdb_made(ingested, tmp_path_factory):
 
 def read_sorted(pattern: Path, columns: str = "*") -> list[tuple]:
     """A Parquet table's rows, sorted, with doubles rounded (two engines sum in different orders)."""
-    import duckdb
-
     rows = duckdb.sql(f"SELECT {columns} FROM read_parquet('{pattern}', hive_partitioning=true)").fetchall()
     rounded = [tuple(round(v, 9) if isinstance(v, float) else v for v in row) for row in rows]
     return sorted(rounded, key=repr)
@@ -302,8 +302,6 @@ def test_the_duckdb_baseline_makes_the_same_output_tables_as_the_job(ingested, d
 
 
 def test_the_site_shows_the_heat_map_of_the_aggregated_coverage(ingested, tmp_path):
-    from reports.heat_map import render_heat_map
-
     results = ingested["results"]
     job.write_site(results, tmp_path, str(tmp_path / "tables"), docs=False)
     heat_map = (tmp_path / "coverage.png").read_bytes()
@@ -325,8 +323,8 @@ def test_the_rule_x_client_matrix_takes_each_clients_strongest_verdict_and_the_m
     job.write_site(ingested["results"], tmp_path, str(tmp_path / "tables"))
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     # Columns: the model, the reference (which was not judged on AA-02), then cx; cy has no verdict.
-    assert re.search(r"^\| AA-02 \| ✅ \d+ cases? \|  \| ❌ deviates \| not run \|$", summary, re.M), summary
-    assert "cy 2.0: not run — no `cy` on PATH" in summary and "counterexample `W(1)`" in summary
+    assert re.search(r"^\| AA-02 \| exercised, \d+ cases? \| — \| deviates \| not run \|$", summary, re.M), summary
+    assert "cy 2.0: not run — no \\`cy\\` on PATH" in summary and "counterexample: W(1)" in summary
     assert "rocketmq-client-java 4.9.8 (reference)" in (tmp_path / "index.html").read_text(encoding="utf-8")
     assert (tmp_path / "clients.png").read_bytes().startswith(b"\x89PNG")
 
@@ -375,17 +373,18 @@ def test_what_cannot_be_read_is_quarantined_with_its_reason_and_the_rest_counts_
     assert results.configurations == [BASELINE_LABEL, TIGHT_LABEL]  # no "unknown": BOM and writer-less lines read
 
 
+WRONG_STEPS = "field 'steps' is a string, expected an integer or null"
 PARSED = [  # a line as written, and (its type as read, why it is quarantined)
-    ('{"type": "test_case", "report_schema": 1}', ("test_case", None)),
-    ('\ufeff{"type": "info", "report_schema": 1}', ("info", None)),
-    ('{"type": "a", "report_schema": 1}{"type": "b", "report_schema": 1}', ("a", "two JSON records on one line")),
-    ('{"type": "a", "report_schema": 1} \t {"type": "b"}', ("a", "two JSON records on one line")),
-    ('{"type": "a", "report_schema": 1, "message": "}{ and } {"}', ("a", None)),
-    ('{"type": "a", "report_schema": 1, "steps": "many"}', ("a", None)),
-    ('{"type": "a", "report_schema": 2}', ("a", "unknown report schema version 2")),
+    ('{"type": "test_case", "report_schema": 1}', ("test_case", "a test_case line without 'property'")),
+    ('\ufeff{"type": "alert", "report_schema": 1}', ("alert", None)),
+    ('{"type": "alert", "report_schema": 1}{"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1} \t {"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1, "message": "}{ and } {"}', ("alert", None)),
+    ('{"type": "alert", "report_schema": 1, "steps": "many"}', ("alert", WRONG_STEPS)),
+    ('{"type": "alert", "report_schema": 2}', ("alert", "unknown report schema version 2")),
     ("null", (None, "not a JSON report line")),
-    ('[{"type": "a", "report_schema": 1}]', (None, "not a JSON report line")),
-    ('{"type": "a", "report_sch', (None, "truncated last line (writer killed?)")),
+    ('[{"type": "alert", "report_schema": 1}]', (None, "not a JSON report line")),
+    ('{"type": "alert", "report_sch', (None, "truncated last line (writer killed?)")),
 ]
 
 
@@ -396,7 +395,7 @@ def test_each_line_is_read_once_and_two_records_on_one_line_are_told_from_braces
     lines = create_frame(spark, rows, schema.LINES.add("is_last", T.BooleanType()))
     parsed = transform.parse_lines(lines).orderBy("line").select("record.type", "record.steps", "reason").collect()
     assert [(row["type"], row["reason"]) for row in parsed] == [expected for _, expected in PARSED]
-    assert parsed[5]["steps"] is None  # a field of the wrong type is null, the rest of the line is read
+    assert parsed[5]["steps"] is None  # a field of the wrong type is null (and named), the rest of the line is read
 
 
 JOBS = 2

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-from reports.plugin import REFUTATION
+from properties.expected import expect_violation
+from reportformat.lines import compact_observation, count_steps
+from reports.plugin import REFUTATION, get_expected_violation
 from reports.spec_rules import ROOT
-from runenv.report_format import compact_observation, count_steps
 from runenv.run_context import get_seed
 
 SUITE = """
@@ -102,9 +103,6 @@ def test_statistics_are_dropped():
 
 @pytest.mark.parametrize("violated, expected", [(True, "apache/rocketmq#6163: claim"), (False, None)])
 def test_only_an_applying_expected_violation_is_recorded(pytester, violated, expected):
-    from properties.expected import expect_violation
-    from reports.plugin import get_expected_violation
-
     def check():
         pass
 

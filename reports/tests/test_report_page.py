@@ -22,6 +22,7 @@ def test_the_headline_comes_before_everything_else_with_its_figures():
         "unexpected-failures": "1",
         "expected-refutations": "1",
         "quarantined": "0",
+        "interrupted": "0",
         "seconds": "2.5",
         "runs": "9",
         "configurations": "1",

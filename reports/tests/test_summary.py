@@ -3,11 +3,11 @@ table, and text from the reports never sent raw (control bytes) nor whole (long 
 
 from __future__ import annotations
 
+from reportformat.lines import get_exception_message
 from reports.render_html import render_html
 from reports.render_markdown import MAX_FAILURES, render_summary
 from reports.results import Results
 from reports.tests.sample import BASELINE_LABEL, RULES
-from runenv.report_format import get_exception_message
 
 ANSI = "\x1b[2J\x1b[31mred\x07"
 
@@ -55,7 +55,7 @@ def test_the_headline_comes_first_and_says_what_it_covers():
     lines = render_summary(make_results([failure(1)]), {}).splitlines()
     assert lines[0] == "# Conformance report"
     headline = "\n".join(lines[:6])
-    assert "**2/3 spec rules exercised** · 1 gaps · **1 unexpected failures**" in headline
+    assert "**2/3 spec rules exercised** · 1 gap · **1 unexpected failure**" in headline
     assert "2.5 s of test cases" in headline and "Covers the whole warehouse: 9 runs" in headline
     assert lines.index("## Unexpected failures (newest first)") < 12
 
@@ -77,7 +77,7 @@ def test_expected_refutations_are_one_table_row_each():
     table = summary.split("## Expected refutations", 1)[1].split("\n## ", 1)[0].strip().splitlines()
     assert table[0] == "| rule | claim refuted | shrunk steps | counterexample |"
     assert table[2].startswith("| OS-05 | OS-05 (refutation of the folklore): the committed offset never decreases |")
-    assert table[3] == "| AA-01 | apache/rocketmq#6163: x | 4 | [test_1](index.html#failure-2) |"
+    assert table[3] == "| AA-01 | apache/rocketmq#6163: x | 4 | [test\\_1](index.html#failure-2) |"
     assert "test_2(n=2)" not in summary  # the counterexample is in index.html, not in the summary
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 REPORT_SCHEMA_VERSION = 1
 RUN_PROPERTY = "rmqspec.run"
-RUN_STARTED, RUN_FINISHED = "run started", "run finished"
+RUN_STARTED, RUN_FINISHED, RUN_INTERRUPTED = "run started", "run finished", "run interrupted"
 KEPT_TYPES = ("test_case", "alert", "error")
 RULE_TIMING, INVARIANT_TIMING = "execute:rule:", "execute:invariant:"
 # What a passing case keeps of Hypothesis' metadata (sys.argv, predicates, backend, ... repeat on every line).
@@ -35,9 +35,13 @@ RUN_FIELDS = (
     "seed",
     "started_at",
     "finished_at",
+    "interrupted",
 )
+# The fields a run's ``run started`` line gives (its end and interruption come later).
+STARTED_FIELDS = RUN_FIELDS[2:-2]
 CONFIGURATION_FIELDS = ("version", "message_model", "consume_mode", "retry_preset")
 MAX_MESSAGE = 2000
+MAX_REPORT = 100_000  # characters of pytest's own report of a failure kept in its line
 
 
 def compact_observation(observation: dict, stamp: dict) -> dict | None:
@@ -53,12 +57,21 @@ def compact_observation(observation: dict, stamp: dict) -> dict | None:
         line["steps"] = count_steps(observation.get("representation") or "", observation.get("timing") or {})
         if observation.get("status") == "failed":
             line["message"] = get_exception_message((observation.get("metadata") or {}).get("traceback") or "")
+            line["representation"] = cut_text(observation.get("representation"))
         else:
             line["representation"] = None
             line["arguments"] = {}
             metadata = observation.get("metadata") or {}
             line["metadata"] = {key: metadata.get(key) for key in PASSING_METADATA}
     return line
+
+
+def cut_text(text: str | None, limit: int = MAX_REPORT) -> str | None:
+    """A text kept in a line, cut after `limit` characters with how long it was (a line stays far below the
+    aggregate's --max-line-bytes)."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… (cut at {limit:,} of {len(text):,} characters by the report writer)"
 
 
 def count_steps(representation: str, timing: dict) -> int | None:
@@ -79,6 +92,30 @@ def get_exception_message(traceback: str, limit: int = MAX_MESSAGE) -> str | Non
     rest = lines[frames[-1] + 1 :] if frames else lines
     start = next((at for at, text in enumerate(rest) if text and not text.startswith(" ")), None)
     return "\n".join(rest[start:])[:limit] if start is not None else None
+
+
+def make_outcome_line(nodeid: str, when: str, message: str, text: str, seconds: float, now: float) -> dict:
+    """A failed test as pytest reports it, where no failing Hypothesis case stands for it: a ``test_case`` line of
+    its own (``how_generated`` "pytest"), failed, with pytest's message and report (cut to MAX_REPORT)."""
+    phase = "" if when == "call" else f" in {when}"
+    return {
+        "type": "test_case",
+        "property": nodeid,
+        "run_start": now,
+        "status": "failed",
+        "status_reason": f"pytest: failed{phase}",
+        "representation": text[:MAX_REPORT],
+        "arguments": {},
+        "how_generated": "pytest",
+        "features": {},
+        "timing": {"execute:test": float(seconds)},
+        "metadata": {"reproduction_decorator": None},
+        "nodeid": nodeid,
+        "steps": None,
+        "expected_violation": None,
+        "message": message[:MAX_MESSAGE],
+        "report_schema": REPORT_SCHEMA_VERSION,
+    }
 
 
 def make_run_line(title: str, run: dict, now: float) -> dict:

@@ -1,0 +1,126 @@
+"""The report line's JSON Schema (reportformat/report-line.schema.json) as Spark columns: why a parsed line breaks
+it, or null. The schema decides; this module only translates it (the DuckDB baseline translates the same checks).
+
+Spark's JSON reader reads a field into its declared type (reports/schema.py derives the struct from the schema) and
+puts the line in ``_corrupt_record`` when a value does not fit: a list where an object belongs, a text where a
+number does. A text field takes any value, though (``["test_case"]`` is read as that text), so a text that could be
+another value's JSON (``[...]``, ``{...}``, a number, true, false) is looked at again, as does every corrupt line:
+its line parsed as a VARIANT, each named field's JSON type compared with the schema's (a VARIANT holds up to 16 MiB:
+a longer line with such a text is taken as text). The checks of each kind of line follow: required fields, enums.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from reportformat.schema import (
+    describe_kind,
+    describe_types,
+    get_field_types,
+    get_kind_checks,
+    get_kinds,
+    get_value_types,
+)
+from reports.schema import CORRUPT
+
+# schema_of_variant's names of JSON values, as the schema names their types.
+VARIANT_TYPES = [("STRING", "string"), ("BOOLEAN", "boolean"), ("VOID", "null"), ("ARRAY", "array")]
+VARIANT_TYPES += [("OBJECT", "object"), ("BIGINT", "integer"), ("INT", "integer"), ("SMALLINT", "integer")]
+VARIANT_TYPES += [("TINYINT", "integer"), ("DECIMAL", "number"), ("DOUBLE", "number"), ("FLOAT", "number")]
+SCHEMA_BROKEN = "a value does not match the report line's schema (reportformat/report-line.schema.json)"
+
+
+def is_text_field(types: tuple[str, ...]) -> bool:
+    return "string" in types and not {"integer", "number", "boolean", "array"} & set(types)
+
+
+def looks_like_other_value(record: Column) -> Column:
+    """Whether a text field holds what could be another JSON value's text (then the line is looked at again):
+    its first character a bracket, or the text true, false or a number. Character and string comparisons first,
+    the number's conversion last (a regular expression per field of a million lines cost seconds)."""
+    texts = [name for name, types in get_field_types().items() if is_text_field(types)]
+    return F.greatest(*(F.coalesce(could_be_other_value(record[name]), F.lit(False)) for name in texts))
+
+
+def could_be_other_value(text: Column) -> Column:
+    first = F.substring(text, 1, 1)
+    number = first.isin("-", *"0123456789") & text.try_cast("double").isNotNull()
+    return first.isin("[", "{") | text.isin("true", "false") | number
+
+
+def get_json_type(probe: Column, field: str) -> Column:
+    """The JSON type of the line's `field` (null when absent) as the schema names it, from the line as a VARIANT."""
+    found = F.regexp_extract(F.schema_of_variant(F.variant_get(probe, f"$.{field}", "variant")), "^[A-Z]+", 0)
+    return F.element_at(F.create_map(*(F.lit(text) for pair in VARIANT_TYPES for text in pair)), found)
+
+
+def find_wrong_type(probe: Column) -> Column:
+    """``field 'steps' is a string, expected an integer or null``: the first field whose JSON type the schema does
+    not admit, or null."""
+    reasons = []
+    for field, types in get_field_types().items():
+        found = get_json_type(probe, field)
+        article = F.when(found == "null", F.lit("")).when(found.isin("integer", "object", "array"), F.lit("an "))
+        shown = F.concat(F.coalesce(article, F.lit("a ")), found)
+        expected = F.lit(f", expected {describe_types(types)}")
+        reasons.append(F.when(~found.isin(*types), F.concat(F.lit(f"field '{field}' is "), shown, expected)))
+    for field, types in get_value_types().items():
+        others = "|".join(prefix for prefix, name in VARIANT_TYPES if name not in types)
+        values = F.schema_of_variant(F.variant_get(probe, f"$.{field}", "variant"))
+        wrong = F.lit(f"field '{field}' has a value that is not {describe_types(types)}")
+        reasons.append(F.when(values.startswith("OBJECT") & values.rlike(f": ({others})[,>]"), wrong))
+    return F.coalesce(*reasons)
+
+
+def find_unknown_kind(record: Column) -> Column:
+    kind = record["type"]
+    return F.when(kind.isNull(), F.lit("a line without 'type'")).when(
+        ~kind.isin(*get_kinds()), F.concat(F.lit("unknown record type '"), kind, F.lit("'"))
+    )
+
+
+def find_kind_problem(record: Column) -> Column:
+    """The first check of the line's kind it fails (a required field missing, a value not among the enum's), or
+    null."""
+    kind = record["type"]
+    reasons = []
+    for name, field, values in get_kind_checks():
+        value = record[field]
+        if values is None:
+            reasons.append(F.when((kind == name) & value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
+            continue
+        expected = ", ".join(values)
+        reasons.append(
+            F.when(
+                (kind == name) & ~value.isin(*values),
+                F.concat(
+                    F.lit(f"field '{field}' of {describe_kind(name)} is '"),
+                    value,
+                    F.lit(f"', expected one of {expected}"),
+                ),
+            )
+        )
+    return F.coalesce(*reasons)
+
+
+def with_shape_problem(parsed: DataFrame, body: Column, record: str = "record", run: str = "run") -> DataFrame:
+    """`parsed` with ``shape``: why its parsed `record` of the line `body` breaks the schema, or null; `run` is its
+    content parsed as a run line's (for run lines). Each step is a column of its own, computed once per line."""
+    line = F.col(record)
+    suspect = line[CORRUPT].isNotNull() | looks_like_other_value(line)
+    probed = parsed.withColumn("_probe", F.when(suspect, F.try_parse_json(body)))
+    corrupt = F.when(line[CORRUPT].isNotNull(), F.lit(SCHEMA_BROKEN))
+    checked = F.col("_probe").isNotNull() | line[CORRUPT].isNotNull()
+    wrong = F.when(checked, F.coalesce(find_wrong_type(F.col("_probe")), corrupt))
+    content = F.col(run)
+    bad_run = (line["type"] == "info") & content.isNotNull() & (
+        content[CORRUPT].isNotNull() | content["run_id"].isNull() | content["writer"].isNull()
+    )
+    shape = F.coalesce(
+        find_unknown_kind(line),
+        wrong,
+        find_kind_problem(line),
+        F.when(bad_run, F.lit("the run line's content does not match the schema's run (run_id, writer, times)")),
+    )
+    return probed.withColumn("shape", shape).drop("_probe")

@@ -1,0 +1,71 @@
+"""What the 5.x client suites share: the workloads every client runs (by API), and one run judged — the workload
+through the client against the session's RocketMQ 5.3.3, its verdicts recorded and its problems raised
+(conformance/harness.py judge_pop_run), the rule x verdict map returned."""
+
+from __future__ import annotations
+
+from conformance.harness import judge_pop_run
+from conformance.history.pop_workload import PopFault, PopMessage, PopWorkload
+from conformance.runner.pop_run import run_pop_workload
+from conformance.suite.pop_fixtures import LONG_POLLING_MS
+
+EXPONENTIAL_20S = {"type": "EXPONENTIAL", "exponentialRetryPolicy": {"initial": 20_000, "max": 60_000, "multiplier": 2}}
+
+# A SimpleConsumer: a lost ack, a change, an ack after the invisible time ran out; a poison message to the DLQ; a
+# FIFO group whose first message is not acked once; the consumer killed with a message in flight.
+SIMPLE = {
+    "lost-change-late": PopWorkload((PopMessage("m0", ("NOTHING",)), PopMessage("m1", ("CHANGE",)),
+                                     PopMessage("m2", ("LATE_ACK",)))),
+    "poison": PopWorkload((PopMessage("m0", forever=True),)),
+    "fifo": PopWorkload((PopMessage("m0", ("NOTHING",)), PopMessage("m1"), PopMessage("m2")), fifo=True),
+    "kill": PopWorkload((PopMessage("m0"), PopMessage("m1")), faults=(PopFault("client_kill", "m0", 0),)),
+}
+# A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
+# exponential from 20 s; a FIFO group; the consumer restarted with a message in flight.
+# RocketMQ 5.3.3's remoting push consumer in POP mode (popInvisibleTime 5 s, the least the client takes): an
+# exception, then success (its POP delay table); a success that outlives the invisible time; a poison message up to
+# maxReconsumeTimes 1 (then its next delay is 30 s or more: the run ends there); a kill in flight.
+POP = {
+    "fail-once": PopWorkload((PopMessage("m0", ("EXCEPTION",)), PopMessage("m1")), api="pop", invisible_ms=5000),
+    "slow": PopWorkload((PopMessage("m0", ("SLOW",)),), api="pop", invisible_ms=5000),
+    "poison": PopWorkload((PopMessage("m0", ("FAILURE",), forever=True),), api="pop", invisible_ms=5000,
+                          max_reconsume_times=1),
+    "kill": PopWorkload((PopMessage("m0"), PopMessage("m1")), api="pop", invisible_ms=5000,
+                        faults=(PopFault("client_kill", "m0", 0),)),
+}
+PUSH = {
+    "poison": PopWorkload((PopMessage("m0", forever=True),), api="push"),
+    "fail-raise-slow": PopWorkload((PopMessage("m0", ("FAILURE", "EXCEPTION")), PopMessage("m1", ("SLOW",))),
+                                   api="push", retry_max_times=3),
+    "exponential": PopWorkload((PopMessage("m0", ("FAILURE",)),), api="push", retry_max_times=3,
+                               policy=EXPONENTIAL_20S),
+    "fifo": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1"), PopMessage("m2")), api="push", fifo=True,
+                        retry_max_times=3),
+    "restart": PopWorkload((PopMessage("m0"), PopMessage("m1")), api="push",
+                           faults=(PopFault("client_restart", "m0", 0),)),
+}
+
+
+def get_grpc_params() -> list:
+    """Every SimpleConsumer and push workload as pytest params, ids `simple-<name>` and `push-<name>`."""
+    import pytest
+
+    return [pytest.param(w, id=f"simple-{name}") for name, w in SIMPLE.items()] + \
+        [pytest.param(w, id=f"push-{name}") for name, w in PUSH.items()]
+
+
+def require_client(reason: str | None) -> None:
+    """Fail (not skip) where the client cannot run: the suite's tox env is meant to run it."""
+    if reason:
+        import pytest
+
+        pytest.fail(reason)
+
+
+def run_and_judge_pop(pop_target, open_client, workload: PopWorkload, log_dir: str) -> dict[str, str]:
+    """{rule: status} of one judged run; raises AssertionError on an undeclared or vanished deviation."""
+    backend, namesrv, endpoints = pop_target
+    run = run_pop_workload(backend, open_client, workload, namesrv, endpoints, log_dir,
+                           long_polling_ms=LONG_POLLING_MS)
+    verdicts = judge_pop_run(run, repr(workload))
+    return {v.rule: v.status for v in verdicts}

@@ -7,6 +7,7 @@ import html
 import io
 
 from reports.results import EXERCISED, GAP, cut, printable
+from runenv.report_format import PROTOCOLS, get_client_protocol
 
 MODEL = "model"  # reports/clients.py's name of the model's column
 REFERENCE = ("rocketmq-client-java", "4.9.8")  # the client the model is
@@ -25,13 +26,16 @@ MAX_COUNTEREXAMPLE = 400
 def get_label(name: str, version: str) -> str:
     if name == MODEL:
         return "model (its properties)"
-    return f"{name} {version}" + (" (reference)" if (name, version) == REFERENCE else "")
+    protocol = get_client_protocol(name, version)
+    return f"{name} {version}" + (" (reference)" if (name, version) == REFERENCE else "") + \
+        (f" [{protocol}]" if protocol != PROTOCOLS[0] else "")
 
 
 def get_clients(matrix: list[dict]) -> list[tuple[str, str]]:
-    """The columns: the model, the reference, then the other clients by name."""
+    """The columns: the model, then the clients grouped by protocol (4.x remoting with the reference first, 5.x
+    remoting POP, 5.x gRPC: their labels name the group), by name within a group."""
     found = {(row["client_name"], row["client_version"]) for row in matrix}
-    return sorted(found, key=lambda c: (c[0] != MODEL, c != REFERENCE, c))
+    return sorted(found, key=lambda c: (c[0] != MODEL, PROTOCOLS.index(get_client_protocol(*c)), c != REFERENCE, c))
 
 
 def get_unavailable(matrix: list[dict]) -> dict[tuple[str, str], str]:

@@ -33,13 +33,13 @@ def get_keys(run: PopRun) -> list[str]:
 
 
 def is_consumed_by(run: PopRun, delivery: Delivery) -> bool:
-    """The consumer took this delivery as consumed: a success answer, and for a SimpleConsumer its ack answered OK."""
-    if not run.workload.is_success(run.get_answer(delivery)):
-        return False
+    """The delivery consumed the message: a SimpleConsumer's ack (late or not) that the proxy answered OK; a
+    listener's final success (a remoting POP consumer's slow one is not: PC-03)."""
+    answer = run.get_answer(delivery)
     if run.workload.api != "simple":
-        return True
+        return run.workload.is_final(answer)
     settled = run.get_settled(delivery)
-    return settled is not None and settled.action == "ack" and settled.code == "OK"
+    return answer in ("ACK", "LATE_ACK") and settled is not None and settled.action == "ack" and settled.code == "OK"
 
 
 def get_due_ms(run: PopRun, delivery: Delivery) -> float:

@@ -78,9 +78,15 @@ class PopWorkload:
         spec = self.spec_by_key.get(key)
         return spec.get_answer(delivery, self.api) if spec else ("ACK" if self.api == "simple" else "SUCCESS")
 
-    def is_success(self, answer: str) -> bool:
-        """The consumer meant to consume the message with this answer (a LATE_ACK or SLOW one too)."""
-        return answer in ("ACK", "LATE_ACK", "SUCCESS", "SLOW", "CONSUME_SUCCESS")
+    def is_final(self, answer: str) -> bool:
+        """The answer ends the message's story: an ack in time, a success; a slow success only where the proxy keeps
+        renewing the message meanwhile (a gRPC push consumer). After a late ack, or the remoting POP consumer's slow
+        success, the message comes back."""
+        return answer in ("ACK", "SUCCESS", "CONSUME_SUCCESS") or (answer == "SLOW" and self.api == "push")
+
+    def get_late_ms(self) -> int:
+        """How long a LATE_ACK or SLOW answer takes."""
+        return self.invisible_ms + LATE_BY_MS
 
     def get_poison_keys(self) -> frozenset[str]:
         return frozenset(m.key for m in self.messages if m.forever)
@@ -90,7 +96,7 @@ class PopWorkload:
 
     def make_outcome(self, answer: str) -> dict:
         """The protocol outcome (ADAPTER.md v2) of one answer: the remoting consumer's statuses are 4.x ones."""
-        late = self.invisible_ms + LATE_BY_MS
+        late = self.get_late_ms()
         if answer == "CHANGE":
             return {"status": "CHANGE_INVISIBLE", "invisibleMs": self.change_ms}
         if answer == "LATE_ACK":

@@ -79,18 +79,24 @@ def make_request(workload: PopWorkload, topic: str, group: str, instance: str, n
                         fifo=workload.fifo)
 
 
-def is_settled(workload: PopWorkload, consumers: list[AdapterConsumer], cap: int, dead: set[str]) -> bool:
-    """Every message consumed by the script's word, or a poison one dead-lettered (through the proxy) or delivered
-    `cap` times (the remoting POP consumer)."""
+def is_settled(workload: PopWorkload, consumers: list[AdapterConsumer], cap: int, dead: set[str],
+               now_ms: float) -> bool:
+    """Every message consumed by a final answer of its script (a slow one once its time passed), or a poison one
+    dead-lettered (through the proxy) or delivered `cap` times (the remoting POP consumer)."""
     deliveries = [d for c in consumers for d in c.deliveries]
     for message in workload.messages:
         seen = [d for d in deliveries if d.uniq_key == message.key]
         if message.forever and (message.key not in dead if workload.api != "pop" else len(seen) < cap):
             return False
-        if not message.forever and not any(workload.is_success(workload.get_answer(d.uniq_key, d.seen_before))
-                                           for d in seen):
+        if not message.forever and not any(is_done(workload, d, now_ms) for d in seen):
             return False
     return True
+
+
+def is_done(workload: PopWorkload, delivery, now_ms: float) -> bool:
+    answer = workload.get_answer(delivery.uniq_key, delivery.seen_before)
+    slow = answer == "SLOW" and now_ms < delivery.time_ms + workload.get_late_ms()
+    return workload.is_final(answer) and not slow
 
 
 class PopRunner:
@@ -132,7 +138,7 @@ class PopRunner:
             now_count = sum(len(c.deliveries) for c in self.consumers)
             if now_count != count:
                 count, quiet_since = now_count, time.monotonic()
-            settled = is_settled(self.workload, self.consumers, cap, dead)
+            settled = is_settled(self.workload, self.consumers, cap, dead, time.monotonic() * 1000)
             if settled and time.monotonic() - quiet_since >= QUIET_S:
                 return
             if not settled and self.workload.get_poison_keys() - dead and time.monotonic() - read_at >= DLQ_POLL_S:

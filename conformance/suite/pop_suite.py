@@ -7,8 +7,10 @@ from __future__ import annotations
 from conformance.harness import judge_pop_run
 from conformance.history.pop_workload import PopFault, PopMessage, PopWorkload
 from conformance.runner.pop_run import run_pop_workload
-from conformance.suite.pop_fixtures import LONG_POLLING_MS
 
+# The proxy's longest receive hold in the client suites' deployment (pop_fixtures.py): its 5 s minimum.
+LONG_POLLING_MS = 5000
+PROXY_CONF = {"grpcClientConsumerMaxLongPollingTimeoutMillis": str(LONG_POLLING_MS)}
 EXPONENTIAL_20S = {"type": "EXPONENTIAL", "exponentialRetryPolicy": {"initial": 20_000, "max": 60_000, "multiplier": 2}}
 
 # A SimpleConsumer: a lost ack, a change, an ack after the invisible time ran out; a poison message to the DLQ; a
@@ -46,12 +48,21 @@ PUSH = {
 }
 
 
-def get_grpc_params() -> list:
-    """Every SimpleConsumer and push workload as pytest params, ids `simple-<name>` and `push-<name>`."""
+# The rule each workload is there for: its run must judge it (conforms, or deviates as declared).
+JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-fifo": "FF-02", "simple-kill": "PG-01",
+          "push-poison": "PG-02", "push-fail-raise-slow": "RP-03", "push-exponential": "RP-03", "push-fifo": "FF-02",
+          "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
+          "pop-kill": "PG-01"}
+
+
+def get_params(*apis: str) -> list:
+    """The workloads of `apis` ("simple", "push", "pop") as pytest params (workload, the rule it is there for), ids
+    `<api>-<name>`."""
     import pytest
 
-    return [pytest.param(w, id=f"simple-{name}") for name, w in SIMPLE.items()] + \
-        [pytest.param(w, id=f"push-{name}") for name, w in PUSH.items()]
+    suites = {"simple": SIMPLE, "push": PUSH, "pop": POP}
+    return [pytest.param(w, JUDGES[f"{api}-{name}"], id=f"{api}-{name}") for api in apis
+            for name, w in suites[api].items()]
 
 
 def require_client(reason: str | None) -> None:

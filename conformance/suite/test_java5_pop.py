@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 
 from conformance.runner.clients import java
-from conformance.suite.pop_suite import POP, require_client, run_and_judge_pop
+from conformance.suite.pop_suite import get_params, require_client, run_and_judge_pop
 
 pytest_plugins = ("conformance.suite.pop_fixtures",)
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(300)]
 
 
-@pytest.mark.parametrize("workload", [pytest.param(w, id=name) for name, w in POP.items()])
-def test_java_pop_consumer_conforms(pop_target, workload, tmp_path):
+@pytest.mark.parametrize(("workload", "rule"), get_params("pop"))
+def test_java_pop_consumer_conforms(pop_target, workload, rule, tmp_path):
     require_client(java.get_pop_unavailable_reason())
     statuses = run_and_judge_pop(pop_target, java.open_java_pop_consumer, workload, str(tmp_path))
-    assert "deviates" not in statuses.values(), statuses
+    assert "deviates" not in statuses.values() and statuses.get(rule) == "conforms", (rule, statuses)

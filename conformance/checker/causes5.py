@@ -5,11 +5,14 @@ causes.py's are for the 4.x clients.
 
 from __future__ import annotations
 
-from conformance.checker.pop_checks import ARRIVAL_SLACK_MS, FAILURES, get_reference_delay_ms
+from conformance.checker.pop_checks import (
+    ARRIVAL_SLACK_MS,
+    FAILURES,
+    PICKUP_MS,
+    REVIVE_LAG_MAX_MS,
+    get_reference_delay_ms,
+)
 from conformance.history.pop_records import PopRun
-
-# rocketmq-python-client's RetryPolicy.DEFAULT_RECONSUME_DELAY: the nack it makes without a customized backoff.
-PYTHON_DEFAULT_NACK_MS = 1000
 
 
 def get_early_retries(run: PopRun, key: str) -> list[float]:
@@ -31,19 +34,28 @@ def is_exponential_backoff_ignored(run: PopRun, key: str) -> bool:
     return run.settings.exponential is not None and bool(get_early_retries(run, key))
 
 
-def has_failed_push_retry(run: PopRun) -> bool:
-    """A push listener failed a message and it came back (RP-03 is judged in the run)."""
-    return run.workload.api == "push" and any(
-        run.get_answer(d) in FAILURES and len(run.get_deliveries(d.uniq_key)) > d.seen_before + 1
-        for d in run.deliveries)
+def is_customized_backoff_ignored(run: PopRun, key: str) -> bool:
+    """[RP-03] The group's policy is customized, and a failure of `key` came back earlier than its backoff."""
+    return bool(run.settings.customized_ms) and bool(get_early_retries(run, key))
 
 
-def is_exponential_push_retry(run: PopRun) -> bool:
-    """An exponential group's push listener failed a message whose backoff outlasts the client's default nack and
-    the proxy's longest hold, and the message came back: an ignored policy must show."""
-    exponential = run.settings.exponential
-    return exponential is not None and exponential[0] > PYTHON_DEFAULT_NACK_MS + run.long_polling_ms \
-        and has_failed_push_retry(run)
+def has_long_backoff_retry(run: PopRun) -> bool:
+    """A push listener's failure came back, and the backoff for it outlasts the revive lag, the proxy's hold and the
+    pickup together: a client that nacks for 0-1 s instead must show an early retry."""
+    if run.workload.api != "push":
+        return False
+    long_ms = REVIVE_LAG_MAX_MS + run.long_polling_ms + PICKUP_MS
+    for key in {d.uniq_key for d in run.deliveries}:
+        seen = run.get_deliveries(key)
+        for count, before in enumerate(seen[:-1], 1):
+            attempt = count if run.workload.fifo else before.message.get("deliveryAttempt", count)
+            if run.get_answer(before) in FAILURES and get_reference_delay_ms(run, attempt) > long_ms:
+                return True
+    return False
+
+
+def is_exponential_long_retry(run: PopRun) -> bool:
+    return run.settings.exponential is not None and has_long_backoff_retry(run)
 
 
 def is_fifo_dead_lettered_at_first_failure(run: PopRun, key: str) -> bool:

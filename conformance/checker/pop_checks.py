@@ -209,7 +209,7 @@ def check_backoff(run: PopRun):
 def check_pop_delay(run: PopRun):
     """[PC-01] The remoting POP consumer: a failure below maxReconsumeTimes comes back no earlier than
     popDelayLevel[reconsumeTimes] and within it plus the revive lag."""
-    wrong, judged = [], 0
+    wrong, judged = [], []
     limit = run.workload.max_reconsume_times if run.workload.max_reconsume_times >= 0 else 16
     for key in get_keys(run):
         seen = run.get_deliveries(key)
@@ -217,13 +217,12 @@ def check_pop_delay(run: PopRun):
             times = before.reconsume_times
             if run.get_answer(before) not in FAILURES or times >= limit or has_fault_between(run, before, after):
                 continue
-            judged += 1
             delay, gap = get_pop_delay_ms(run, before), after.time_ms - before.time_ms
-            if not delay - ARRIVAL_SLACK_MS <= gap <= delay + get_hold_ms(run):
-                wrong.append(f"{key}: back {gap:.0f} ms after reconsumeTimes {times}, popDelayLevel {delay} ms")
+            line = f"{key}: back {gap:.0f} ms after reconsumeTimes {times}, popDelayLevel {delay} ms"
+            (judged if delay - ARRIVAL_SLACK_MS <= gap <= delay + get_hold_ms(run) else wrong).append(line)
     if wrong:
         return "deviates", "; ".join(wrong), [w.split(":")[0] for w in wrong]
-    return ("conforms", "each failure back after its POP delay level") if judged else None
+    return ("conforms", "; ".join(judged)) if judged else None
 
 
 def check_never_dead_letters(run: PopRun):
@@ -234,7 +233,8 @@ def check_never_dead_letters(run: PopRun):
     dead = sorted(set(run.final.get_dead_keys()) if run.final else set())
     if dead:
         return "deviates", f"dead-lettered: {dead}", dead
-    return "conforms", "no dead letter"
+    seen = {key: [d.reconsume_times for d in run.get_deliveries(key)] for key in sorted(poison)}
+    return "conforms", f"no dead letter; delivered with reconsumeTimes {seen}"
 
 
 def check_pop_timeout(run: PopRun):
@@ -248,7 +248,10 @@ def check_pop_timeout(run: PopRun):
         if run.ended_ms > due:
             return "deviates", f"a slow success was not delivered again: {missing}", missing
         return "indefinite", f"the run ended before a redelivery was due: {missing}", missing
-    return "conforms", "a slow success was delivered again"
+    again = [next(d2 for d2 in run.get_deliveries(d.uniq_key) if d2.time_ms > d.time_ms) for d in slow]
+    return "conforms", "; ".join(f"{d.uniq_key}: a success {run.workload.get_late_ms()} ms after its delivery, "
+                                 f"delivered again {d2.time_ms - d.time_ms:.0f} ms after it with reconsumeTimes "
+                                 f"{d2.reconsume_times}" for d, d2 in zip(slow, again, strict=True))
 
 
 POP_CHECKS = {"PG-01": check_at_least_once, "PG-02": check_dead_letter, "PG-03": check_invisible_time,

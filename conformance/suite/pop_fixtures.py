@@ -1,9 +1,9 @@
 """pytest fixtures of the 5.x client suites (test_python5_full.py, test_node5_full.py, test_java5_pop.py): the
 session's RocketMQ 5.3.3 (proxy in local mode with its broker, 4.9.8 name server) where RMQSPEC_BACKEND=rocketmq-5.3.3,
-with the proxy's longest receive hold lowered from 20 s to its 5 s minimum (pop_suite.LONG_POLLING_MS): a revived copy does
-not wake a held receive (differential/FACTS-5.3.3.md), so every redelivery would otherwise wait for the hold to end,
-and a run of three attempts would take a minute. Clients see only a shorter hold; the checks' bounds read it from
-the run (pop_checks.get_hold_ms).
+with the proxy's longest receive hold lowered from 20 s to its 5 s minimum (pop_suite.LONG_POLLING_MS): a revived
+copy does not wake a held receive (differential/FACTS-5.3.3.md), so every redelivery would otherwise wait for the
+hold to end, and a run of three attempts would take a minute. Clients see only a shorter hold; the checks' bounds
+read it from the run (pop_checks.get_hold_ms).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from conformance.runner.pop_run import run_pop_workload
 # The proxy's longest receive hold in the client suites' deployment (pop_fixtures.py): its 5 s minimum.
 LONG_POLLING_MS = 5000
 PROXY_CONF = {"grpcClientConsumerMaxLongPollingTimeoutMillis": str(LONG_POLLING_MS)}
+CUSTOMIZED_20S = {"type": "CUSTOMIZED", "customizedRetryPolicy": {"next": [20_000]}}
 EXPONENTIAL_20S = {"type": "EXPONENTIAL", "exponentialRetryPolicy": {"initial": 20_000, "max": 60_000, "multiplier": 2}}
 
 # A SimpleConsumer: a lost ack, a change, an ack after the invisible time ran out; a poison message to the DLQ; a
@@ -23,7 +24,8 @@ SIMPLE = {
     "kill": PopWorkload((PopMessage("m0"), PopMessage("m1")), faults=(PopFault("client_kill", "m0", 0),)),
 }
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
-# exponential from 20 s; a FIFO group; the consumer restarted with a message in flight.
+# exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,
+# so a client that nacks for less shows it); a FIFO group; the consumer restarted with a message in flight.
 # RocketMQ 5.3.3's remoting push consumer in POP mode (popInvisibleTime 5 s, the least the client takes): an
 # exception, then success (its POP delay table); a success that outlives the invisible time; a poison message up to
 # maxReconsumeTimes 1 (then its next delay is 30 s or more: the run ends there); a kill in flight.
@@ -41,6 +43,8 @@ PUSH = {
                                    api="push", retry_max_times=3),
     "exponential": PopWorkload((PopMessage("m0", ("FAILURE",)),), api="push", retry_max_times=3,
                                policy=EXPONENTIAL_20S),
+    "customized": PopWorkload((PopMessage("m0", ("FAILURE",)),), api="push", retry_max_times=3,
+                              policy=CUSTOMIZED_20S),
     "fifo": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1"), PopMessage("m2")), api="push", fifo=True,
                         retry_max_times=3),
     "restart": PopWorkload((PopMessage("m0"), PopMessage("m1")), api="push",
@@ -50,7 +54,8 @@ PUSH = {
 
 # The rule each workload is there for: its run must judge it (conforms, or deviates as declared).
 JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-fifo": "FF-02", "simple-kill": "PG-01",
-          "push-poison": "PG-02", "push-fail-raise-slow": "RP-03", "push-exponential": "RP-03", "push-fifo": "FF-02",
+          "push-poison": "PG-02", "push-fail-raise-slow": "RP-03", "push-exponential": "RP-03",
+          "push-customized": "RP-03", "push-fifo": "FF-02",
           "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
           "pop-kill": "PG-01"}
 

@@ -33,7 +33,7 @@ from conformance.history.workload import Fault, MessageSpec, Workload
 from conformance.report import record_unavailable
 from conformance.runner.clients import cpp, java, node, node5, python5
 from conformance.suite.full_run import run_and_judge
-from conformance.suite.pop_suite import POP, PUSH, SIMPLE, run_and_judge_pop
+from conformance.suite.pop_suite import POP, PUSH, SIMPLE, PopTarget, run_and_judge_pop
 
 # (workload, the client's maxReconsumeTimes): produce -> fail -> retry -> DLQ; a retry answered RECONSUME_LATER
 # beside a message that succeeds; a refused send-back and the client's fallback.
@@ -135,7 +135,6 @@ def run_5x_clients() -> list[str]:
 
 def run_5x_inside() -> int:
     """In the loopback namespace: one RocketMQ 5.3.3 (always stopped), each 5.x client's smoke workload judged."""
-    from conformance.runner.backends.pop_backend import RealPopBackend
     from conformance.runner.backends.rocketmq5 import RocketMQ5Session
     from conformance.suite.pop_suite import PROXY_CONF
     from runenv import run_context
@@ -144,12 +143,10 @@ def run_5x_inside() -> int:
                                proxy_conf=PROXY_CONF)
     problems: list[str] = []
     try:
-        backend = session.open()
-        target = (RealPopBackend(backend.broker_addr, backend.proxy_grpc_addr), backend.namesrv_addr,
-                  backend.proxy_grpc_addr)
+        target = PopTarget(session.open())
         for client in CLIENTS5:
             problems += run_5x_client(client, target)
-        target[0].close()
+        target.close()
     finally:
         session.close(failed=bool(problems))
     for problem in problems:

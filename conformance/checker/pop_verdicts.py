@@ -66,5 +66,11 @@ def find_pop_problems(run: PopRun) -> tuple[list[Verdict], list[str]]:
     """The run's verdicts with their causes, and its problems: an undeclared or vanished deviation, an adapter
     error other than a start-up one."""
     verdicts, problems = explain_deviations(judge_pop(run), run, DECLARED5)
-    problems += [f"adapter error: {error}" for error in run.errors]
+    problems += [f"adapter error: {error}" for error in run.errors if not is_fault_stop_error(run, error)]
     return verdicts, problems
+
+
+def is_fault_stop_error(run: PopRun, error: str) -> bool:
+    """A client's shutdown that failed after the proxy restarted under it (its connection still backing off: the
+    termination notice finds no proxy): a consequence of the fault, recorded with the run's errors, no problem."""
+    return error.startswith("shutdown:") and any(fault.kind == "proxy_restart" for fault in run.faults)

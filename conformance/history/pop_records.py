@@ -49,9 +49,10 @@ class Settled:
 @frozen
 class PopRun:
     """One 5.x run: who ran (client, with its `api`), the workload, the group, its settings, the deliveries, the
-    settlements, the start-up errors the adapter marked (a receive before the settings reached the proxy) and the
-    other errors, the faults, the final read; `sent_ms` when the messages were sent, `ended_ms` when the run
-    stopped waiting; `long_polling_ms` the proxy's longest receive hold there."""
+    settlements, the start-up errors the adapter marked (a receive before the settings reached the proxy), the calls
+    it retried itself (a receive while the proxy restarted) and the other errors, the faults, the final read;
+    `sent_ms` when the messages were sent, `ended_ms` when the run stopped waiting; `long_polling_ms` the proxy's
+    longest receive hold there."""
 
     client: dict
     workload: object
@@ -61,6 +62,7 @@ class PopRun:
     deliveries: tuple[Delivery, ...]
     settlements: tuple[Settled, ...] = ()
     startup_errors: tuple[str, ...] = ()
+    retried_errors: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     faults: tuple[FaultEvent, ...] = ()
     final: PopFinal | None = None

@@ -20,8 +20,9 @@ LISTENER_ANSWERS = ("SUCCESS", "FAILURE", "EXCEPTION", "SLOW")
 # How much longer than the invisible time a LATE_ACK or SLOW answer waits.
 LATE_BY_MS = 1500
 # Scheduled faults of a 5.x run (conformance/runner/schedule.py's kinds where they apply): the consumer's process
-# killed with messages in flight, or stopped cleanly, then started again.
-POP_FAULT_KINDS = ("client_kill", "client_restart")
+# killed with messages in flight, or stopped cleanly, then started again; RocketMQ 5.3.3 (proxy and broker) stopped
+# and started again on its store, the consumer left running.
+POP_FAULT_KINDS = ("client_kill", "client_restart", "proxy_restart")
 
 
 @frozen
@@ -45,8 +46,9 @@ class PopMessage:
 
 @frozen
 class PopFault:
-    """A consumer fault (POP_FAULT_KINDS) right after delivery `delivery` (0 = first) of `key` reached the consumer,
-    before its answer: the consumer is killed or stopped with that message in flight, and started again."""
+    """A fault (POP_FAULT_KINDS) right after delivery `delivery` (0 = first) of `key` reached the consumer (its
+    answer may be on its way): the consumer is killed or stopped with that message in flight and started again, or
+    the proxy with its broker is restarted under it."""
 
     kind: str
     key: str = "m0"

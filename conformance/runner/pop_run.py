@@ -83,29 +83,33 @@ def is_settled(workload: PopWorkload, consumers: list[AdapterConsumer], cap: int
                now_ms: float) -> bool:
     """Every message consumed by a final answer of its script (a slow one once its time passed), or a poison one
     dead-lettered (through the proxy) or delivered `cap` times (the remoting POP consumer)."""
-    deliveries = [d for c in consumers for d in c.deliveries]
+    deliveries = [(d, c) for c in consumers for d in c.deliveries]
     for message in workload.messages:
-        seen = [d for d in deliveries if d.uniq_key == message.key]
+        seen = [(d, c) for d, c in deliveries if d.uniq_key == message.key]
         if message.forever and (message.key not in dead if workload.api != "pop" else len(seen) < cap):
             return False
-        if not message.forever and not any(is_done(workload, d, now_ms) for d in seen):
+        if not message.forever and not any(is_done(workload, d, c, now_ms) for d, c in seen):
             return False
     return True
 
 
-def is_done(workload: PopWorkload, delivery, now_ms: float) -> bool:
+def is_done(workload: PopWorkload, delivery, consumer: AdapterConsumer, now_ms: float) -> bool:
+    """The delivery consumed its message for good: a final answer (a slow one once its time passed), and a
+    SimpleConsumer's ack that the proxy answered OK (a refused or unanswered one leaves the message to come back)."""
     answer = workload.get_answer(delivery.uniq_key, delivery.seen_before)
     slow = answer == "SLOW" and now_ms < delivery.time_ms + workload.get_late_ms()
-    return workload.is_final(answer) and not slow
+    acked = workload.api != "simple" or any(
+        s.number == delivery.number and s.action == "ack" and s.code == "OK" for s in consumer.settlements)
+    return workload.is_final(answer) and not slow and acked
 
 
 class PopRunner:
     """Runs one workload: the consumers it started (one more after each fault), the faults it made."""
 
     def __init__(self, open_client: OpenClient, workload: PopWorkload, request: StartRequest, log_dir: str | None,
-                 read_dead: Callable[[], set[str]]):
+                 target):
         self.open_client, self.workload, self.request, self.log_dir = open_client, workload, request, log_dir
-        self.read_dead = read_dead
+        self.target = target
         self.consumers: list[AdapterConsumer] = []
         self.faults: list[FaultEvent] = []
         self.pending = list(workload.faults)
@@ -119,15 +123,19 @@ class PopRunner:
         return consumer
 
     def poll_faults(self) -> None:
-        """A fault whose delivery happened: kill or stop the live consumer, start another."""
+        """A fault whose delivery happened: restart the proxy with its broker under the live consumer, or kill or
+        stop the consumer and start another."""
         live = self.consumers[-1]
         for fault in list(self.pending):
             if any(d.uniq_key == fault.key and d.seen_before == fault.delivery for d in live.deliveries):
                 self.pending.remove(fault)
                 began = time.monotonic() * 1000
-                live.kill() if fault.kind == "client_kill" else live.stop()
+                if fault.kind == "proxy_restart":
+                    self.target.restart()
+                else:
+                    live.kill() if fault.kind == "client_kill" else live.stop()
+                    live = self.start_consumer()
                 self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
-                live = self.start_consumer()
 
     def wait(self, cap: int) -> None:
         """Until every message is settled and QUIET_S passed without a delivery, at most RUN_LIMIT_S; the DLQ is
@@ -142,7 +150,8 @@ class PopRunner:
             if settled and time.monotonic() - quiet_since >= QUIET_S:
                 return
             if not settled and self.workload.get_poison_keys() - dead and time.monotonic() - read_at >= DLQ_POLL_S:
-                dead, read_at = self.read_dead(), time.monotonic()
+                dlq = pop.get_dlq_topic(self.request.group)
+                dead, read_at = {key for key, _times in read_copies(self.target.backend, dlq)}, time.monotonic()
             time.sleep(POLL_S)
 
     def stop_all(self) -> None:
@@ -160,14 +169,24 @@ def read_final(backend, group: str, topic: str) -> PopFinal:
                     read_copies(backend, pop.get_dlq_topic(group)))
 
 
-def run_pop_workload(backend, open_client: OpenClient, workload: PopWorkload, namesrv: str, endpoints: str,
-                     log_dir: str | None, prefix: str = "c5", long_polling_ms: int = 20_000) -> PopRun:
-    """The workload through one client against `backend` (a PopBackend with a `client` for sends; its proxy holds
-    a receive at most `long_polling_ms`); always stops every consumer it started."""
+def read_final_again(target, group: str, topic: str) -> PopFinal:
+    """The final read; once more on a new connection when the broker closed the old one (idle 120 s in a long run,
+    or a restart)."""
+    try:
+        return read_final(target.backend, group, topic)
+    except (ConnectionError, OSError):
+        return read_final(target.reconnect(), group, topic)
+
+
+def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log_dir: str | None,
+                     prefix: str = "c5", long_polling_ms: int = 20_000) -> PopRun:
+    """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
+    `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
+    `long_polling_ms`); always stops every consumer it started."""
+    backend = target.backend
     topic, group, settings = set_up(backend, workload, prefix)
-    request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", namesrv, endpoints)
-    runner = PopRunner(open_client, workload, request, log_dir,
-                       lambda: {key for key, _times in read_copies(backend, pop.get_dlq_topic(group))})
+    request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
+    runner = PopRunner(open_client, workload, request, log_dir, target)
     try:
         runner.start_consumer()
         sent = time.monotonic() * 1000
@@ -180,8 +199,9 @@ def run_pop_workload(backend, open_client: OpenClient, workload: PopWorkload, na
     deliveries, settlements = get_numbered(consumers)
     return PopRun({**consumers[0].client, "api": workload.api}, workload, group, topic, settings, deliveries,
                   settlements, tuple(e for c in consumers for e in c.startup_errors),
+                  tuple(e for c in consumers for e in c.retried_errors),
                   tuple(e for c in consumers for e in c.errors), tuple(runner.faults),
-                  read_final(backend, group, topic), sent, ended, long_polling_ms=long_polling_ms)
+                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms)
 
 
 # Each adapter numbers its deliveries from 1: the n-th consumer's numbers are shifted by n * NUMBERS_PER_CONSUMER.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.suite.pop_suite import PROXY_CONF
+from conformance.suite.pop_suite import PROXY_CONF, PopTarget
 
 
 @pytest.fixture(scope="session")
@@ -28,9 +28,7 @@ def rocketmq5_clients(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def pop_target(rocketmq5_clients):
-    """(the PopBackend the runs set up topics and groups, send and read with; name server; proxy endpoint)."""
-    from conformance.runner.backends.pop_backend import RealPopBackend
-
-    backend = RealPopBackend(rocketmq5_clients.broker_addr, rocketmq5_clients.proxy_grpc_addr)
-    yield backend, rocketmq5_clients.namesrv_addr, rocketmq5_clients.proxy_grpc_addr
-    backend.close()
+    """The session's 5.3.3 as the runs use it (pop_suite.PopTarget)."""
+    target = PopTarget(rocketmq5_clients)
+    yield target
+    target.close()

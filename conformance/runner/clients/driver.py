@@ -113,6 +113,8 @@ class AdapterConsumer:
         # v2: errors the adapter marked `startup` (a receive before the client's settings reached the proxy), and
         # the answers of a SimpleConsumer's acks and changes.
         self.startup_errors: list[str] = []
+        # v2: a failed call the adapter retried itself (a receive while the proxy restarted): recorded, no problem.
+        self.retried_errors: list[str] = []
         self.settlements: list[Settled] = []
         self.client: dict = {}
         self.ready_line: dict = {}
@@ -212,6 +214,8 @@ class AdapterConsumer:
                                                    str(line["code"]), line.get("invisibleMs", 0)))
             elif kind == "error" and line.get("startup"):
                 self.startup_errors.append(line["message"])
+            elif kind == "error" and line.get("retried"):
+                self.retried_errors.append(line["message"])
             elif kind == "error":
                 self.errors.append(line["message"])
                 if not self.client:

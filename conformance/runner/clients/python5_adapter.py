@@ -7,7 +7,8 @@ Run as `python -m conformance.runner.clients.python5_adapter`. One consumer per 
   ACK, CHANGE_INVISIBLE (`invisibleMs`) or NOTHING, after `slowMs`. Each ack or change answers a `settled` line with
   the proxy's code. `ready` comes after the first receive the proxy answered: a receive before the client's settings
   reached the proxy fails with INTERNAL (seen on 5.3.3), and each such failure is an `error` marked `startup`, retried
-  for at most STARTUP_LIMIT_S — a start-up error, not a deviation.
+  for at most STARTUP_LIMIT_S — a start-up error, not a deviation. A receive that fails later (the proxy restarted)
+  is an `error` marked `retried`: the loop receives again, as an application would.
 - `api` "push": a PushConsumer whose listener writes a `delivery` and answers as the outcome says (after `slowMs`):
   SUCCESS, FAILURE, or EXCEPTION (it raises). The client acks, nacks and forwards to the DLQ itself.
 stdout carries protocol lines only: sys.stdout is pointed at stderr before the client is imported; the client logs to
@@ -78,7 +79,7 @@ class SimpleRun:
             if self.stopping.is_set():
                 return []  # the receive the shutdown cancelled
             self.channel.send({"type": "error", "message": f"receive: {get_code(error)}: {error}"[:500],
-                               "startup": not self.started.is_set()})
+                               "startup": not self.started.is_set(), "retried": True})
             time.sleep(0.5)
             return []
         self.started.set()

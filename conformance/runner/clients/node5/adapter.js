@@ -8,7 +8,8 @@
  * - api "simple": a SimpleConsumer; one loop receives (config.batch, config.invisibleMs, long polling
  *   config.awaitMs), writes a `delivery` per message and does what the outcome says after slowMs: ACK,
  *   CHANGE_INVISIBLE (invisibleMs) or NOTHING; each ack or change answers a `settled` line with the proxy's code.
- *   `ready` follows the first answered receive; a failed receive before it is an `error` marked `startup`.
+ *   `ready` follows the first answered receive; a failed receive before it is an `error` marked `startup`, one
+ *   after it (the proxy restarted) an `error` marked `retried`: the loop receives again.
  * - api "push": a PushConsumer whose listener writes a `delivery` and answers after slowMs: SUCCESS, FAILURE, or
  *   EXCEPTION (it throws); the client acks and nacks itself.
  *
@@ -120,7 +121,8 @@ async function receiveLoop(config) {
       messages = await consumer.receive(batch, invisibleMs);
     } catch (error) {
       if (stopping) break;
-      send({ type: 'error', message: `receive: ${getCode(error)}: ${error.message}`.slice(0, 500), startup: !started });
+      send({ type: 'error', message: `receive: ${getCode(error)}: ${error.message}`.slice(0, 500), startup: !started,
+        retried: true });
       await sleep(500);
       continue;
     }

@@ -179,14 +179,16 @@ def read_final_again(target, group: str, topic: str) -> PopFinal:
 
 
 def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log_dir: str | None,
-                     prefix: str = "c5", long_polling_ms: int = 20_000) -> PopRun:
+                     prefix: str = "c5", long_polling_ms: int = 20_000, consumers: list | None = None) -> PopRun:
     """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
     `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
-    `long_polling_ms`); always stops every consumer it started."""
+    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript)."""
     backend = target.backend
     topic, group, settings = set_up(backend, workload, prefix)
     request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
     runner = PopRunner(open_client, workload, request, log_dir, target)
+    if consumers is not None:
+        runner.consumers = consumers
     try:
         runner.start_consumer()
         sent = time.monotonic() * 1000

@@ -61,7 +61,8 @@ PUSH = {
 # The rule each workload is there for: its run must judge it (conforms, or deviates as declared). Where the proxy
 # restarted under a gRPC client the run may end with the message still waiting (indefinite): the restarted proxy has
 # lost the client's settings and answers every receive INTERNAL_SERVER_ERROR until the client sends them again — the
-# Python client every 300 s (ClientTelemetryManager's sync period), longer than a run (spec/13-clients.md).
+# Python client every 300 s (ClientTelemetryManager's sync period), longer than a run; the Node client at once
+# (spec/13-clients.md).
 JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-fifo": "FF-02", "simple-kill": "PG-01",
           "simple-proxy-restart": "PG-01", "pop-broker-restart": "PG-01",
           "push-poison": "PG-02", "push-fail-raise-slow": "RP-03", "push-exponential": "RP-03",
@@ -125,7 +126,14 @@ class PopTarget:
 
 
 def run_and_judge_pop(target: PopTarget, open_client, workload: PopWorkload, log_dir: str) -> dict[str, str]:
-    """{rule: status} of one judged run; raises AssertionError on an undeclared or vanished deviation."""
-    run = run_pop_workload(target, open_client, workload, log_dir, long_polling_ms=LONG_POLLING_MS)
+    """{rule: status} of one judged run; raises AssertionError on an undeclared or vanished deviation, and on a
+    line either way that adapter protocol v2's schema rejects (jsonschema: the dev extra, the tox envs)."""
+    from conformance.runner.clients.protocol import get_transcript_problems
+
+    consumers: list = []
+    run = run_pop_workload(target, open_client, workload, log_dir, long_polling_ms=LONG_POLLING_MS,
+                           consumers=consumers)
+    problems = get_transcript_problems(consumers)
+    assert not problems, problems[:5]
     verdicts = judge_pop_run(run, repr(workload))
     return {v.rule: v.status for v in verdicts}

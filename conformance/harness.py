@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import uuid
 
+from attrs import evolve
+
 from conformance.checker.differential import predict_run
+from conformance.checker.pop_verdicts import find_pop_problems
 from conformance.checker.verdicts import explain_deviations, judge
 from conformance.history.records import Run, RunSettings
 from conformance.report import record_findings, record_verdicts
@@ -45,4 +48,19 @@ def judge_run(run: Run, counterexample: str) -> list:
         deliveries = [f"{d.time_ms:.0f} ms {d.uniq_key} r={d.reconsume_times} -> {d.status}" for d in run.deliveries]
         trace = [verdict.trace for verdict in verdicts if verdict.trace][:1]
         raise AssertionError("\n".join([*problems, "deliveries:", *deliveries, "wire:", *(trace[0] if trace else [])]))
+    return verdicts
+
+
+def judge_pop_run(run, counterexample: str = "") -> list:
+    """Every verdict of a 5.x run (conformance/checker/pop_verdicts.py), recorded with the workload as the
+    counterexample of a deviation; raises AssertionError naming each problem and the deliveries."""
+    verdicts, problems = find_pop_problems(run)
+    record_verdicts([evolve(v, counterexample=counterexample) if v.status == "deviates" else v for v in verdicts])
+    if problems:
+        deliveries = [f"{d.time_ms - run.sent_ms:.0f} ms {d.uniq_key} attempt "
+                      f"{d.message.get('deliveryAttempt', d.reconsume_times + 1)} -> {run.get_answer(d)}"
+                      for d in run.deliveries]
+        settled = [f"{s.time_ms - run.sent_ms:.0f} ms delivery {s.number} {s.action} {s.code}" for s in run.settlements]
+        raise AssertionError("\n".join([*problems, "deliveries:", *deliveries, "settled:", *settled,
+                                        f"final: {run.final}"]))
     return verdicts

@@ -29,7 +29,7 @@ from hypothesis import currently_in_test_context, event
 
 from conformance.checker.predict import JAVA_CLIENT
 from conformance.checker.verdicts import Verdict
-from reportformat.lines import REPORT_SCHEMA_VERSION
+from reportformat.lines import PROTOCOLS, REPORT_SCHEMA_VERSION, get_client_protocol
 from runenv import run_context
 
 LOCK = threading.Lock()
@@ -57,24 +57,33 @@ def get_client_label(name: str, version: str) -> str:
     return f"{name} {version}" + (" (reference)" if reference else "")
 
 
+def get_protocol_order(client: tuple[str, str]) -> tuple:
+    """Clients grouped by protocol (4.x remoting, 5.x remoting POP, 5.x gRPC), by name within a group."""
+    return PROTOCOLS.index(get_client_protocol(*client)), client
+
+
 def format_matrix(verdicts) -> list[str]:
-    """One line per client: how many rules conform, deviate, are not applicable or not judged, and which deviate."""
+    """One line per client, grouped by protocol: how many rules conform, deviate, are not applicable or not judged,
+    and which deviate."""
     lines = []
-    for (name, version), row in sorted(merge_statuses(verdicts).items()):
+    for (name, version), row in sorted(merge_statuses(verdicts).items(), key=lambda item: get_protocol_order(item[0])):
         counts = ", ".join(f"{sum(s == status for s in row.values())} {status}" for status in reversed(STRENGTH))
         deviating = " ".join(sorted(rule for rule, status in row.items() if status == "deviates")) or "none"
-        lines.append(f"{get_client_label(name, version)}: {counts}; deviating: {deviating}")
+        lines.append(f"{get_client_label(name, version)} [{get_client_protocol(name, version)}]: {counts}; "
+                     f"deviating: {deviating}")
     return lines
 
 
 def render_markdown_matrix(verdicts) -> str:
-    """The rule x client matrix as a Markdown table: a row per client, a column per rule (n/a: not applicable)."""
+    """The rule x client matrix as a Markdown table: a row per client, grouped by protocol, a column per rule (n/a:
+    not applicable)."""
     merged = merge_statuses(verdicts)
     rules = sorted({rule for row in merged.values() for rule in row})
-    lines = ["| client | " + " | ".join(rules) + " |", "|---|" + "---|" * len(rules)]
-    for (name, version), row in sorted(merged.items()):
+    lines = ["| protocol | client | " + " | ".join(rules) + " |", "|---|---|" + "---|" * len(rules)]
+    for (name, version), row in sorted(merged.items(), key=lambda item: get_protocol_order(item[0])):
         cells = [row.get(rule, "").replace("not applicable", "n/a") for rule in rules]
-        lines.append(f"| {get_client_label(name, version)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {get_client_protocol(name, version)} | {get_client_label(name, version)} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -129,3 +129,19 @@ def make_run_line(title: str, run: dict, now: float) -> dict:
         "run_id": run["run_id"],
         "writer": run["writer"],
     }
+
+# The protocol a client speaks, for the rule x client matrix's groups (conformance/report.py,
+# reports/render_clients.py): 4.x remoting (push consumers that pull), 5.x remoting POP (RocketMQ 5.x's own remoting
+# client in POP mode), 5.x gRPC (apache/rocketmq-clients through the proxy), in that order.
+PROTOCOLS = ("4.x remoting", "5.x remoting POP", "5.x gRPC")
+GRPC_CLIENTS = frozenset({"rocketmq-python-client", "rocketmq-client-nodejs"})
+
+
+def get_client_protocol(name: str, version: str) -> str:
+    """The protocol group of a client by its name and version: the 5.x gRPC clients by name, RocketMQ's Java client
+    from 5.0 on in POP mode (the harness runs it so), every other client 4.x remoting."""
+    if name in GRPC_CLIENTS:
+        return PROTOCOLS[2]
+    if name == "rocketmq-client-java" and version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 5:
+        return PROTOCOLS[1]
+    return PROTOCOLS[0]

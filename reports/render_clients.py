@@ -4,6 +4,7 @@ string the page places): the model, the reference Java client, then the other cl
 
 from __future__ import annotations
 
+from reportformat.lines import PROTOCOLS, get_client_protocol
 from reports.escape import to_html, to_markdown
 from reports.results import EXERCISED, GAP, plural
 from reports.spec_rules import slugify
@@ -36,7 +37,9 @@ FULL_COPY = "the Parquet table client_matrix"
 def get_label(name: str, version: str) -> str:
     if name == MODEL:
         return "model (its properties)"
-    return f"{name} {version}" + (" (reference)" if (name, version) == REFERENCE else "")
+    protocol = get_client_protocol(name, version)
+    return f"{name} {version}" + (" (reference)" if (name, version) == REFERENCE else "") + \
+        (f" [{protocol}]" if protocol != PROTOCOLS[0] else "")
 
 
 ANCHOR = "clients"
@@ -48,9 +51,10 @@ def get_client_anchor(client: tuple[str, str]) -> str:
 
 
 def get_clients(matrix: list[dict]) -> list[tuple[str, str]]:
-    """The columns: the model, the reference, then the other clients by name."""
+    """The columns: the model, then the clients grouped by protocol (4.x remoting with the reference first, 5.x
+    remoting POP, 5.x gRPC: their labels name the group), by name within a group."""
     found = {(row["client_name"], row["client_version"]) for row in matrix}
-    return sorted(found, key=lambda c: (c[0] != MODEL, c != REFERENCE, c))
+    return sorted(found, key=lambda c: (c[0] != MODEL, PROTOCOLS.index(get_client_protocol(*c)), c != REFERENCE, c))
 
 
 def get_unavailable(matrix: list[dict]) -> dict[tuple[str, str], str]:

@@ -325,10 +325,10 @@ NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
 }
 
 
-def get_causes(rule: str, client: tuple[str, str], run, key: str) -> list[str]:
-    """The names of the declared causes of `rule`'s deviation by `client` that explain `key` ("" the run) in
-    `run`; empty when none does."""
-    return [cause.name for deviation in DECLARED if deviation.rule == rule and deviation.client == client
+def get_causes(rule: str, client: tuple[str, str], run, key: str, declared=DECLARED) -> list[str]:
+    """The names of the causes of `rule`'s deviation by `client` in `declared` (the 4.x clients' by default) that
+    explain `key` ("" the run) in `run`; empty when none does."""
+    return [cause.name for deviation in declared if deviation.rule == rule and deviation.client == client
             for cause in deviation.causes if cause.holds(run, key)]
 
 

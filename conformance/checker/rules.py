@@ -5,7 +5,8 @@ applicable (the client lacks the feature: conformance/checker/deviations.py), or
 The broker half (SB but SB-09, ST, DT, the direct-send rules RS-01..RS-07, RS-12, RS-13, OS-05, PL-04, LK-01, LK-02)
 is not a client's to conform to: the model's broker half answers it, and differential/ checks it against RocketMQ's
 broker. So are 5.x's broker and proxy (PO, IV, FF, PD, RP: chapters 14-17), which differential/ checks against
-RocketMQ 5.3.3; the 5.x consumers' rules (PC, PG) are not judged yet: the harness runs clients that pull.
+RocketMQ 5.3.3; the 5.x consumers' rules (PC, PG, and RP-03's and FF-02's client side) are judged for the 5.x clients
+(conformance/checker/pop_verdicts.py), not for the 4.x clients, which pull.
 Rules about the model itself (CFG-03, CFG-05, CFG-06, SY-01, SY-07, SY-12) describe no client either.
 """
 
@@ -60,7 +61,8 @@ ONE_CONSUMER = "one consumer per run, restarted cleanly: no second member, no cr
 NOT_DRAWN = "the workloads draw no such situation yet"
 
 # Rule -> why no run judges it (a limit of the harness, said once).
-POP_CLIENTS = "a 5.x POP consumer's rule; the harness runs push consumers that pull (chapter 18's is not run yet)"
+POP_CLIENTS = ("a 5.x POP consumer's rule: judged for the 5.x clients (conformance/checker/pop_verdicts.py), not "
+               "for a 4.x push consumer, which pulls")
 
 NOT_JUDGED: dict[str, str] = {
     **{f"PC-{n:02}": POP_CLIENTS for n in range(1, 5)},

@@ -142,10 +142,11 @@ def format_request(request) -> str:
     return f"{request.time_ms:.0f} ms conn {request.connection} code {request.code} flag {request.flag} " \
            f"{request.fields} {answer}"
 
-def explain_deviations(verdicts: list[Verdict], run: Run) -> tuple[list[Verdict], list[str]]:
-    """Each deviation with the declared causes that explain it, and the problems of the run: a message (or the run,
-    "") whose deviation no declared cause of that rule and client explains — a new cause never hides behind an old
-    declaration — and a declared deviation whose `when` holds for this run but that did not happen."""
+def explain_deviations(verdicts: list[Verdict], run: Run, declared=DECLARED) -> tuple[list[Verdict], list[str]]:
+    """Each deviation with the declared causes (`declared`: the 4.x clients' by default) that explain it, and the
+    problems of the run: a message (or the run, "") whose deviation no declared cause of that rule and client
+    explains — a new cause never hides behind an old declaration — and a declared deviation whose `when` holds for
+    this run but that did not happen."""
     explained, problems = [], []
     deviating = {v.rule for v in verdicts if v.status == "deviates"}
     for verdict in verdicts:
@@ -154,14 +155,14 @@ def explain_deviations(verdicts: list[Verdict], run: Run) -> tuple[list[Verdict]
             continue
         causes = set()
         for key in verdict.keys or ("",):
-            found = get_causes(verdict.rule, verdict.client_key, run, key)
+            found = get_causes(verdict.rule, verdict.client_key, run, key, declared)
             if not found:
                 problems.append(f"undeclared deviation of {verdict.rule} by {verdict.client_key} for "
                                 f"{key or 'the run'} (no declared cause explains it): {verdict.detail}")
             causes.update(found)
         explained.append(evolve(verdict, cause="; ".join(sorted(causes))))
     client = verdicts[0].client_key if verdicts else None
-    for deviation in DECLARED:
+    for deviation in declared:
         if deviation.client == client and deviation.when is not None and deviation.when(run) \
                 and deviation.rule not in deviating:
             problems.append(f"declared deviation of {deviation.rule} by {client} did not happen: {deviation.claim}")

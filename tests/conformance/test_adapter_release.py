@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from conformance.runner.clients.cpp_adapter import Deliveries
+from conformance.runner.clients.adapter_io import Deliveries
 
 JAVA_ADAPTER = Path(__file__).resolve().parents[2] / "conformance" / "runner" / "clients" / "java" / "Adapter.java"
 

@@ -77,8 +77,21 @@ def test_over_runs_a_rule_takes_its_strongest_status():
     assert merged == {("rocketmq-client-cpp", "1.2.3"): {"SB-09": "deviates", "SY-06": "deviates",
                                                          "CT-01": "not applicable", "OR-13": "conforms"}}
     assert format_matrix(VERDICTS + later) == [
-        "rocketmq-client-cpp 1.2.3: 2 deviates, 1 conforms, 0 indefinite, 1 not applicable, 0 not judged; "
-        "deviating: SB-09 SY-06"]
+        "rocketmq-client-cpp 1.2.3 [4.x remoting]: 2 deviates, 1 conforms, 0 indefinite, 1 not applicable, "
+        "0 not judged; deviating: SB-09 SY-06"]
+
+
+def test_the_matrix_groups_clients_by_protocol():
+    """4.x remoting, then 5.x remoting POP (RocketMQ's Java client from 5.0), then 5.x gRPC, by name within each."""
+    clients = [{"name": "rocketmq-python-client", "version": "5.1.2"},
+               {"name": "rocketmq-client-java", "version": "5.3.3"},
+               {"name": "rocketmq-client-java", "version": "4.9.8"}, {"name": "ali-ons", "version": "3.12.0"}]
+    verdicts = [Verdict("PG-01", client, "conforms") for client in clients]
+    assert [line.split(":")[0] for line in format_matrix(verdicts)] == [
+        "ali-ons 3.12.0 [4.x remoting]", "rocketmq-client-java 4.9.8 (reference) [4.x remoting]",
+        "rocketmq-client-java 5.3.3 [5.x remoting POP]", "rocketmq-python-client 5.1.2 [5.x gRPC]"]
+    rows = render_markdown_matrix(verdicts).splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == ["| 4.x remoting"] * 2 + ["| 5.x remoting POP", "| 5.x gRPC"]
 
 
 def test_a_server_fault_fails_the_run_and_an_unsupported_request_is_only_recorded(tmp_path, monkeypatch):
@@ -108,16 +121,17 @@ def test_the_matrix_marks_the_reference_and_reads_the_recorded_verdicts_of_every
     other_java = {"name": "rocketmq-client-java", "version": "4.9.7", "binding": ""}
     verdicts = [*VERDICTS, Verdict("SY-06", java, "conforms"), Verdict("SB-09", java, "conforms"),
                 Verdict("SB-09", other_java, "deviates")]
-    assert format_matrix(verdicts)[2].startswith("rocketmq-client-java 4.9.8 (reference): 0 deviates, 2 conforms")
+    assert format_matrix(verdicts)[2].startswith(
+        "rocketmq-client-java 4.9.8 (reference) [4.x remoting]: 0 deviates, 2 conforms")
     (tmp_path / "run-1").mkdir()
     lines = "".join(json.dumps(to_record(v)) + "\n" for v in verdicts)
     (tmp_path / "run-1" / "conformance-local-main.jsonl").write_text(lines)
     table = render_markdown_matrix(read_verdicts([tmp_path / "run-1"]))
     assert table.splitlines() == [
-        "| client | CT-01 | SB-09 | SY-06 |", "|---|---|---|---|",
-        "| rocketmq-client-cpp 1.2.3 | n/a | deviates | conforms |",
-        "| rocketmq-client-java 4.9.7 |  | deviates |  |",
-        "| rocketmq-client-java 4.9.8 (reference) |  | conforms | conforms |",
+        "| protocol | client | CT-01 | SB-09 | SY-06 |", "|---|---|---|---|---|",
+        "| 4.x remoting | rocketmq-client-cpp 1.2.3 | n/a | deviates | conforms |",
+        "| 4.x remoting | rocketmq-client-java 4.9.7 |  | deviates |  |",
+        "| 4.x remoting | rocketmq-client-java 4.9.8 (reference) |  | conforms | conforms |",
     ]
     assert main([str(tmp_path / "run-1")]) == 0
     assert main([str(tmp_path / "nowhere")]) == 2

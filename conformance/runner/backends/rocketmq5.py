@@ -88,6 +88,7 @@ class RocketMQ5:
         self.heap = heap
         self.process: subprocess.Popen | None = None
         self.ports: dict[str, int] = {}
+        self.out_offset = 0
         self.start_seconds = 0.0
 
     @property
@@ -116,6 +117,8 @@ class RocketMQ5:
             env["JAVA_HEAP"] = self.heap
         began = time.monotonic()
         command = get_run_command(self.build, self.data_dir, self.broker_conf, self.proxy_conf)
+        # A restart appends to run.out: its ready line is the one after what an earlier start wrote.
+        self.out_offset = self.out_path.stat().st_size if self.out_path.exists() else 0
         with open(self.out_path, "ab") as sink:
             self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             env=env, start_new_session=True, preexec_fn=_die_with_parent)
@@ -129,7 +132,9 @@ class RocketMQ5:
 
     def _wait_ready(self, deadline: float) -> dict[str, int]:
         while time.monotonic() < deadline:
-            match = READY.search(self.out_path.read_text(errors="replace"))
+            with open(self.out_path, "rb") as out:
+                out.seek(self.out_offset)
+                match = READY.search(out.read().decode(errors="replace"))
             if match:
                 names = ("namesrv_pid", "namesrv", "proxy_pid", "grpc", "remoting", "broker")
                 return dict(zip(names, map(int, match.groups()), strict=True))
@@ -168,6 +173,12 @@ class RocketMQ5:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+
+    def restart(self) -> RocketMQ5:
+        """Stops both JVMs (SIGTERM: the broker persists what it would at a shutdown) and starts them again on the
+        same data folder and ports (a schedule's broker/proxy restart)."""
+        self.stop()
+        return self.start()
 
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -13,7 +13,8 @@ import queue
 import subprocess
 import threading
 
-PROTOCOL = 1
+PROTOCOL = 1  # what start() sends unless told; versions: ADAPTER.md
+VERSIONS = (1, 2)
 STDERR_LIMIT = 64 * 1024
 START_TIMEOUT = 60.0
 READ_TIMEOUT = 30.0
@@ -88,12 +89,15 @@ class AdapterProcess:
             raise AdapterError(f"adapter message without a type: {line[:200]!r}")
         return message
 
-    def start(self, **fields) -> dict:
-        """Send `start` and wait for `ready`; returns the ready message (with the client's name and version)."""
-        self.send({"type": "start", "protocol": PROTOCOL, **fields})
+    def start(self, protocol: int = PROTOCOL, **fields) -> dict:
+        """Send `start` and wait for `ready` in the same protocol version; returns the ready message (with the
+        client's name and version)."""
+        if protocol not in VERSIONS:
+            raise AdapterError(f"protocol {protocol}: the harness speaks {VERSIONS}")
+        self.send({"type": "start", "protocol": protocol, **fields})
         ready = self.receive(START_TIMEOUT)
-        if ready["type"] != "ready" or ready.get("protocol") != PROTOCOL:
-            raise AdapterError(f"expected ready with protocol {PROTOCOL}, got {ready}")
+        if ready["type"] != "ready" or ready.get("protocol") != protocol:
+            raise AdapterError(f"expected ready with protocol {protocol}, got {ready}")
         return ready
 
     def stop(self) -> None:

@@ -16,14 +16,13 @@ ROLLBACK have no counterpart in the C API: the adapter answers `error` and RECON
 from __future__ import annotations
 
 import base64
-import json
 import sys
 import tempfile
-import threading
 from importlib import metadata
 
+from conformance.runner.clients.adapter_io import Channel, Deliveries, read_requests
+
 CLIENT = {"name": "rocketmq-client-cpp", "version": "1.2.3", "language": "CPP"}
-OUTCOME_TIMEOUT_S = 30.0
 # The C API reads one property at a time (GetMessageProperty); these are the ones the rules look at.
 PROPERTY_KEYS = ("UNIQ_KEY", "TAGS", "KEYS", "DELAY", "RETRY_TOPIC", "ORIGIN_MESSAGE_ID", "REAL_TOPIC", "REAL_QID",
                  "RECONSUME_TIME", "MAX_RECONSUME_TIMES", "CONSUME_START_TIME")
@@ -37,19 +36,6 @@ class ListenerRaised(Exception):
 
 def get_client_identity() -> dict:
     return {**CLIENT, "binding": "rocketmq", "bindingVersion": metadata.version("rocketmq")}
-
-
-class Channel:
-    """stdout lines, one writer at a time (the library calls back on several threads)."""
-
-    def __init__(self, out):
-        self.out, self.lock = out, threading.Lock()
-
-    def send(self, message: dict) -> None:
-        line = json.dumps(message, separators=(",", ":"))
-        with self.lock:
-            self.out.write(line + "\n")
-            self.out.flush()
 
 
 def read_message(ffi, msg) -> dict:
@@ -67,52 +53,6 @@ def read_message(ffi, msg) -> dict:
             "bornTimestamp": dll.GetMessageBornTimestamp(msg), "storeTimestamp": dll.GetMessageStoreTimestamp(msg),
             "tags": (dll.GetMessageTags(msg) or b"").decode(), "bodyBase64": base64.b64encode(body).decode(),
             "properties": properties}
-
-
-class Deliveries:
-    """Deliveries waiting for their outcome, by number."""
-
-    def __init__(self, channel: Channel):
-        self.channel, self.lock, self.next = channel, threading.Lock(), 1
-        self.waiting: dict[int, tuple[threading.Event, list]] = {}
-
-    def deliver(self, message: dict) -> dict:
-        with self.lock:
-            number, self.next = self.next, self.next + 1
-            slot = self.waiting[number] = (threading.Event(), [])
-        self.channel.send({"type": "delivery", "delivery": number, "thread": threading.current_thread().name,
-                           "messages": [message], "context": {}})
-        answered = slot[0].wait(OUTCOME_TIMEOUT_S)
-        with self.lock:
-            self.waiting.pop(number, None)
-        if not answered:
-            late = f"no outcome for delivery {number} in {OUTCOME_TIMEOUT_S} s"
-            self.channel.send({"type": "error", "message": late})
-            return {"status": "RECONSUME_LATER"}
-        return slot[1][0]
-
-    def answer(self, outcome: dict) -> None:
-        with self.lock:
-            slot = self.waiting.get(outcome.get("delivery"))
-            if slot is not None and not slot[0].is_set():  # once released at stop, the release stands
-                slot[1].append(outcome)
-                slot[0].set()
-        if slot is None:
-            self.channel.send({"type": "error", "message": f"outcome for unknown delivery {outcome.get('delivery')}"})
-
-    def release_all(self) -> None:
-        """At stop: every blocked callback returns RECONSUME_LATER, so the library's shutdown can join its threads;
-        a `released` line tells the harness which answer the library really got. A callback whose outcome already
-        came keeps it, and no `released` line is sent for it (the history would say it failed where it succeeded)."""
-        released = []
-        with self.lock:
-            for number, (event, answer) in self.waiting.items():
-                if not event.is_set():
-                    answer.append({"status": "RECONSUME_LATER"})
-                    event.set()
-                    released.append(number)
-        for number in released:
-            self.channel.send({"type": "released", "delivery": number, "status": "RECONSUME_LATER"})
 
 
 def make_callback(ffi, deliveries: Deliveries, channel: Channel):
@@ -161,21 +101,16 @@ def serve(stdin, stdout) -> int:
 
     channel = Channel(stdout)
     deliveries = Deliveries(channel)
-    consumer = callback = None
-    for line in stdin:
-        request = json.loads(line)
-        kind = request.get("type")
-        if kind == "start" and consumer is None:
-            callback = make_callback(ffi, deliveries, channel)
-            consumer = start_consumer(ffi, request, callback)
-            ignored = sorted(set(request.get("config", {})) - {"consumeThreadCount", "consumeMessageBatchMaxSize"})
-            channel.send({"type": "ready", "protocol": 1, "client": get_client_identity(), "ignoredConfig": ignored})
-        elif kind == "outcome":
-            deliveries.answer(request)
-        elif kind == "stop":
-            break
-        else:
-            channel.send({"type": "error", "message": f"unexpected request {kind!r}"})
+    started: list = []  # the consumer and its callback (which must outlive it)
+
+    def on_start(request: dict) -> None:
+        callback = make_callback(ffi, deliveries, channel)
+        started.extend([start_consumer(ffi, request, callback), callback])
+        ignored = sorted(set(request.get("config", {})) - {"consumeThreadCount", "consumeMessageBatchMaxSize"})
+        channel.send({"type": "ready", "protocol": 1, "client": get_client_identity(), "ignoredConfig": ignored})
+
+    read_requests(stdin, channel, deliveries, on_start)
+    consumer = started[0] if started else None
     deliveries.release_all()
     if consumer is not None:
         ffi.dll.ShutdownPushConsumer(consumer)

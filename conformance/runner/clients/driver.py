@@ -1,5 +1,5 @@
-"""The harness side of one real client's push consumer in an adapter process (conformance/runner/clients/ADAPTER.md,
-protocol v1).
+"""The harness side of one real client's consumer in an adapter process (conformance/runner/clients/ADAPTER.md,
+protocol v2; a request v1 can express is sent as v1, so the 4.x adapters keep working unchanged).
 
 A client runs in its own process (`python -m conformance.runner.clients.cpp_adapter`, `java ... Adapter`), so a crash
 or a hanging shutdown cannot take the harness with it: `stop` asks, waits `stop_timeout_s`, then kills the process
@@ -24,12 +24,13 @@ from collections.abc import Callable
 
 from attrs import evolve, field, frozen
 
+from conformance.history.pop_records import Settled
 from conformance.history.records import Delivery
 
 # Longer than the broker's 15 s hold of a long-polling pull: a client's shutdown may wait for its held pull to
 # return (rocketmq-client-cpp's orderly consumer did, on a loaded machine, and was killed at 15 s).
 STOP_TIMEOUT_S = 25.0
-SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
+SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT", "ACK"})
 STDERR_TAIL = 2000
 # How long a kill waits for the killed process to be reaped.
 KILL_WAIT_S = 5.0
@@ -58,8 +59,16 @@ def find_adapter_processes(marker: bytes, parent: int | None = None) -> list[int
 OutcomeScript = Callable[[dict, int], str | dict]
 
 
+# The config keys protocol v1 has (ADAPTER.md); any other one needs v2.
+V1_CONFIG = frozenset({"maxReconsumeTimes", "consumeMessageBatchMaxSize", "pullBatchSize", "consumeTimeout",
+                       "suspendCurrentQueueTimeMillis", "pullInterval"})
+
+
 @frozen
 class StartRequest:
+    """`start`: `namesrv` for a remoting client, `endpoints` (the proxy's gRPC address) for a 5.x gRPC one; `api`
+    "push" (a push consumer) or "simple" (a 5.x SimpleConsumer, v2); `fifo`: the group consumes orderly (v2)."""
+
     namesrv: str
     group: str
     topic: str
@@ -67,10 +76,23 @@ class StartRequest:
     mode: str = "concurrently"
     model: str = "clustering"
     config: dict = field(factory=dict)
+    api: str = "push"
+    endpoints: str = ""
+    fifo: bool = False
+
+    @property
+    def protocol(self) -> int:
+        """1 when v1 says all of it (a 4.x adapter reads it), else 2."""
+        v1 = self.api == "push" and not self.endpoints and not self.fifo and set(self.config) <= V1_CONFIG
+        return 1 if v1 else 2
 
     def to_line(self) -> dict:
-        return {"type": "start", "protocol": 1, "namesrv": self.namesrv, "group": self.group, "topic": self.topic,
-                "instance": self.instance, "mode": self.mode, "model": self.model, "config": self.config}
+        line = {"type": "start", "protocol": self.protocol, "namesrv": self.namesrv, "group": self.group,
+                "topic": self.topic, "instance": self.instance, "mode": self.mode, "model": self.model,
+                "config": self.config}
+        if self.protocol == 2:
+            line.update(api=self.api, fifo=self.fifo, **({"endpoints": self.endpoints} if self.endpoints else {}))
+        return line
 
 
 class AdapterConsumer:
@@ -88,6 +110,12 @@ class AdapterConsumer:
         # Every protocol line either way, in order: ("to-adapter" | "from-adapter", the parsed object).
         self.transcript: list[tuple[str, dict]] = []
         self.errors: list[str] = []
+        # v2: errors the adapter marked `startup` (a receive before the client's settings reached the proxy), and
+        # the answers of a SimpleConsumer's acks and changes.
+        self.startup_errors: list[str] = []
+        # v2: a failed call the adapter retried itself (a receive while the proxy restarted): recorded, no problem.
+        self.retried_errors: list[str] = []
+        self.settlements: list[Settled] = []
         self.client: dict = {}
         self.ready_line: dict = {}
         self.seen: dict[str, int] = defaultdict(int)
@@ -175,9 +203,19 @@ class AdapterConsumer:
                 self.answer(line)
             elif kind == "released":
                 self.release(line)
+            elif kind == "ready" and line.get("protocol") != self.request.protocol:
+                self.errors.append(f"ready in protocol {line.get('protocol')}, start was {self.request.protocol}")
+                self.ready.set()  # the start fails: no client
             elif kind == "ready":
                 self.client, self.ready_line = line["client"], line
                 self.ready.set()
+            elif kind == "settled":
+                self.settlements.append(Settled(line["delivery"], self.clock() * 1000.0, line["action"],
+                                                   str(line["code"]), line.get("invisibleMs", 0)))
+            elif kind == "error" and line.get("startup"):
+                self.startup_errors.append(line["message"])
+            elif kind == "error" and line.get("retried"):
+                self.retried_errors.append(line["message"])
             elif kind == "error":
                 self.errors.append(line["message"])
                 if not self.client:

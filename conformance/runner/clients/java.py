@@ -184,6 +184,9 @@ class JavaConsumer(AdapterConsumer):
         classpath = get_classpath()
         if classpath is None:
             raise RuntimeError(str(get_unavailable_reason()))
+        return self.get_java_argv(classpath)
+
+    def get_java_argv(self, classpath: list[str]) -> list[str]:
         classes = compile_adapter(classpath)
         state = get_state_dir(self.log_dir)
         os.makedirs(state, exist_ok=True)
@@ -197,3 +200,50 @@ class JavaConsumer(AdapterConsumer):
 def open_java_consumer(request: StartRequest, script: OutcomeScript, log_dir: str | None) -> JavaConsumer:
     """The glue's way to make this client's consumer (conformance/runner/run.py's OpenClient)."""
     return JavaConsumer(request, script, log_dir=log_dir)
+
+
+# RocketMQ 5.3.3's own remoting client, the 5.x reference for POP (chapter 18): the build's jars beside the project
+# (shared/brokers/rocketmq-5.3.3/jars, examples/PopConsumerExample.java names the class path) and these Debian jars.
+POP_DEBIAN_JARS = (
+    "netty-buffer", "netty-codec", "netty-common", "netty-resolver", "netty-transport", "netty-transport-native-epoll",
+    "netty-transport-native-unix-common", "commons-lang3", "commons-codec", "commons-validator",
+    "commons-collections3", "guava", "slf4j-api", "jul-to-slf4j",
+)
+POP_CLIENT_VERSION = "5.3.3"
+
+
+def get_pop_classpath() -> list[str] | None:
+    """The 5.3.3 client's classpath (the build's jars/*, Debian's), or None when a part is missing."""
+    from conformance.runner.backends.rocketmq5 import find_build_dir
+
+    build = find_build_dir(Path(__file__).resolve())
+    debian = [f"{DEBIAN_DIR}/{name}.jar" for name in POP_DEBIAN_JARS]
+    if build is None or not all(os.path.isfile(jar) for jar in debian):
+        return None
+    return [str(build / "jars" / "*"), *debian]
+
+
+def get_pop_unavailable_reason() -> str | None:
+    """Why this machine cannot run the 5.3.3 client in POP mode, or None."""
+    for tool in ("java", "javac"):
+        if shutil.which(tool) is None:
+            return f"no `{tool}` on PATH: the Java client's adapter needs a JDK (17: .ci/install-rocketmq-runtime)"
+    if get_pop_classpath() is None:
+        missing = [name for name in POP_DEBIAN_JARS if not os.path.isfile(f"{DEBIAN_DIR}/{name}.jar")]
+        return f"no shared/brokers/rocketmq-5.3.3 beside the project, or Debian jars missing: {missing} " \
+               "(python -m conformance.runner.backends.rocketmq5 --install-runtime)"
+    return None
+
+
+class JavaPopConsumer(JavaConsumer):
+    """RocketMQ 5.3.3's DefaultMQPushConsumer, the same Adapter.java compiled against the 5.3.3 jars."""
+
+    def get_argv(self) -> list[str]:
+        classpath = get_pop_classpath()
+        if classpath is None:
+            raise RuntimeError(str(get_pop_unavailable_reason()))
+        return self.get_java_argv(classpath)
+
+
+def open_java_pop_consumer(request: StartRequest, script: OutcomeScript, log_dir: str | None) -> JavaPopConsumer:
+    return JavaPopConsumer(request, script, log_dir=log_dir)

@@ -21,42 +21,45 @@ CLIENT_NAME = "ali-ons"
 PACKAGE_DIR = Path(__file__).with_name("node")
 ADAPTER = PACKAGE_DIR / "adapter.js"
 INSTALLED = PACKAGE_DIR / "node_modules" / "ali-ons" / "package.json"
-# npm's record of what it installed: equal to the lock file's packages when node_modules matches it.
-INSTALLED_LOCK = PACKAGE_DIR / "node_modules" / ".package-lock.json"
 INSTALL_LIMIT_S = 300
 
 
-def is_installed() -> bool:
-    """ali-ons is in node_modules, and what npm installed there is what package-lock.json pins."""
-    if not INSTALLED.is_file() or not INSTALLED_LOCK.is_file():
+def is_installed(package_dir: Path = PACKAGE_DIR, package: str = CLIENT_NAME) -> bool:
+    """`package` is in package_dir's node_modules, and what npm installed there is what package-lock.json pins."""
+    installed_lock = package_dir / "node_modules" / ".package-lock.json"
+    if not (package_dir / "node_modules" / package / "package.json").is_file() or not installed_lock.is_file():
         return False
-    pinned = json.loads((PACKAGE_DIR / "package-lock.json").read_text())["packages"]
-    installed = json.loads(INSTALLED_LOCK.read_text())["packages"]
-    return {k: v.get("version") for k, v in pinned.items() if k} == {k: v.get("version") for k, v in installed.items()}
+    pinned = {k: v for k, v in json.loads((package_dir / "package-lock.json").read_text())["packages"].items() if k}
+    installed = {k: v.get("version") for k, v in json.loads(installed_lock.read_text())["packages"].items()}
+    # An optional package (another platform's native build) is pinned but installed only where it fits.
+    required = {k: v.get("version") for k, v in pinned.items() if not v.get("optional")}
+    return all(installed.get(k) == version for k, version in required.items()) and \
+        all(pinned.get(k, {}).get("version") == version for k, version in installed.items())
 
 
-def get_unavailable_reason() -> str | None:
-    """Why this machine cannot run ali-ons (no node, not installed), or None."""
+def get_unavailable_reason(package_dir: Path = PACKAGE_DIR, package: str = CLIENT_NAME) -> str | None:
+    """Why this machine cannot run the Node client `package` (no node, not installed), or None."""
     if shutil.which("node") is None:
-        return "no `node` on PATH: ali-ons' adapter needs Node.js (20)"
-    if not is_installed():
-        return f"ali-ons is not installed as {PACKAGE_DIR}/package-lock.json pins it: run " \
-               f"`npm ci --prefix {PACKAGE_DIR}` (the main job `python -m reports` does)"
+        return f"no `node` on PATH: {package}'s adapter needs Node.js (20)"
+    if not is_installed(package_dir, package):
+        return f"{package} is not installed as {package_dir}/package-lock.json pins it: run " \
+               f"`npm ci --prefix {package_dir}` (the main job `python -m reports` does)"
     return None
 
 
-def install_client(timeout_s: float = INSTALL_LIMIT_S) -> str | None:
+def install_client(timeout_s: float = INSTALL_LIMIT_S, package_dir: Path = PACKAGE_DIR,
+                   package: str = CLIENT_NAME) -> str | None:
     """`npm ci` the pinned client when node and npm are there and node_modules does not match the lock file;
     None when it is installed afterwards, else why not (one line)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         return "no `node` or `npm` on PATH"
-    if is_installed():
+    if is_installed(package_dir, package):
         return None
-    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(PACKAGE_DIR)],
+    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(package_dir)],
                           capture_output=True, text=True, timeout=timeout_s)
     if done.returncode != 0:
         return f"npm ci failed ({done.returncode}): {done.stderr.strip()[-500:]}"
-    return None if is_installed() else "npm ci left node_modules unlike package-lock.json"
+    return None if is_installed(package_dir, package) else "npm ci left node_modules unlike package-lock.json"
 
 
 def get_client_version() -> str:

@@ -1,13 +1,19 @@
 /*
  * The adapter process of Apache RocketMQ's own Java push consumer (the reference: rocketmq-client 4.9.8, or any
- * version on RMQSPEC_JAVA_CLIENT_CLASSPATH): adapter protocol v1 (conformance/runner/clients/ADAPTER.md) on stdin/stdout.
+ * version on RMQSPEC_JAVA_CLIENT_CLASSPATH; 5.3.3 in POP mode): adapter protocol v1 and v2
+ * (conformance/runner/clients/ADAPTER.md) on stdin/stdout, `ready` in the version the `start` named.
  *
  * Compiled at test time by conformance/runner/clients/java.py against the client's jar; run as `java -cp ... Adapter`.
  * One DefaultMQPushConsumer per process. Its listener (concurrently or orderly) writes one `delivery` line per call
  * and blocks until the harness's `outcome` for it arrives (at most OUTCOME_TIMEOUT_MS, then RECONSUME_LATER /
  * SUSPEND_CURRENT_QUEUE_A_MOMENT and an `error` line). The outcome's status is returned as is (EXCEPTION throws,
  * NULL returns null); ackIndex and delayLevel set the concurrently context, autoCommit and suspendMillis the
- * orderly one.
+ * orderly one; v2's slowMs makes the listener sleep that long before it returns.
+ *
+ * One source for every client version: what moved or appeared between 4.x and 5.x is reached by reflection — the
+ * MessageModel enum (org.apache.rocketmq.common.protocol.heartbeat in 4.x, ...remoting.protocol... in 5.x) and the
+ * POP settings of a 5.x client (config clientRebalance -> setClientRebalance, invisibleMs -> setPopInvisibleTime);
+ * a POP setting the client lacks is reported in ignoredConfig.
  *
  * stdout carries protocol lines only: System.out is pointed at stderr before the client is loaded, so nothing the
  * client or its libraries print can break the protocol. The client's own log goes to the file under
@@ -21,6 +27,7 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -44,10 +51,8 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
-import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 public final class Adapter {
-    static final int PROTOCOL = 1;
     static final long OUTCOME_TIMEOUT_MS = 60_000;
     static final Set<String> CONFIG_KEYS = Set.of("maxReconsumeTimes", "consumeMessageBatchMaxSize", "pullBatchSize",
         "consumeTimeout", "suspendCurrentQueueTimeMillis", "pullInterval");
@@ -68,6 +73,7 @@ public final class Adapter {
     private volatile String releaseStatus = "RECONSUME_LATER";
     private volatile boolean stopping;
     private DefaultMQPushConsumer consumer;
+    private int protocol = 1;
 
     Adapter(PrintStream out) {
         this.out = out;
@@ -193,6 +199,39 @@ public final class Adapter {
         }
     }
 
+    /** v2's slowMs: the listener outlives its time before it answers. */
+    static void sleepSlow(JSONObject outcome) {
+        long millis = outcome.getLongValue("slowMs");
+        if (millis > 0) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Calls consumer.NAME(value) when the client has that setter (true), else false. */
+    boolean setIfPresent(String name, Object value) throws ReflectiveOperationException {
+        for (Method method : consumer.getClass().getMethods()) {
+            if (method.getName().equals(name) && method.getParameterCount() == 1) {
+                Class<?> type = method.getParameterTypes()[0];
+                Object argument = value;
+                if (type.isEnum()) {
+                    argument = null;
+                    for (Object constant : type.getEnumConstants()) {
+                        if (((Enum<?>) constant).name().equals(value)) {
+                            argument = constant;
+                        }
+                    }
+                }
+                method.invoke(consumer, argument);
+                return true;
+            }
+        }
+        return false;
+    }
+
     final class Concurrently implements MessageListenerConcurrently {
         @Override
         public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> msgs, ConsumeConcurrentlyContext ctx) {
@@ -201,6 +240,7 @@ public final class Adapter {
             context.put("ackIndex", ctx.getAckIndex());
             context.put("delayLevelWhenNextConsume", ctx.getDelayLevelWhenNextConsume());
             JSONObject outcome = deliver(msgs, context);
+            sleepSlow(outcome);
             if (outcome.containsKey("ackIndex")) {
                 ctx.setAckIndex(outcome.getIntValue("ackIndex"));
             }
@@ -220,6 +260,7 @@ public final class Adapter {
             context.put("autoCommit", ctx.isAutoCommit());
             context.put("suspendCurrentQueueTimeMillis", ctx.getSuspendCurrentQueueTimeMillis());
             JSONObject outcome = deliver(msgs, context);
+            sleepSlow(outcome);
             if (outcome.containsKey("autoCommit")) {
                 ctx.setAutoCommit(outcome.getBooleanValue("autoCommit"));
             }
@@ -236,8 +277,16 @@ public final class Adapter {
         consumer.setNamesrvAddr(request.getString("namesrv"));
         consumer.setInstanceName(request.getString("instance") == null ? "conformance" : request.getString("instance"));
         boolean broadcasting = "broadcasting".equals(request.getString("model"));
-        consumer.setMessageModel(broadcasting ? MessageModel.BROADCASTING : MessageModel.CLUSTERING);
+        setIfPresent("setMessageModel", broadcasting ? "BROADCASTING" : "CLUSTERING");
         JSONObject config = request.getJSONObject("config") == null ? new JSONObject() : request.getJSONObject("config");
+        Set<String> applied = new TreeSet<>(CONFIG_KEYS);
+        if (config.containsKey("clientRebalance")
+                && setIfPresent("setClientRebalance", config.getBooleanValue("clientRebalance"))) {
+            applied.add("clientRebalance");
+        }
+        if (config.containsKey("invisibleMs") && setIfPresent("setPopInvisibleTime", config.getLongValue("invisibleMs"))) {
+            applied.add("invisibleMs");
+        }
         if (config.containsKey("maxReconsumeTimes")) {
             consumer.setMaxReconsumeTimes(config.getIntValue("maxReconsumeTimes"));
         }
@@ -266,7 +315,7 @@ public final class Adapter {
         }
         consumer.start();
         Set<String> ignored = new TreeSet<>(config.keySet());
-        ignored.removeAll(CONFIG_KEYS);
+        ignored.removeAll(applied);
         return new ArrayList<>(ignored);
     }
 
@@ -289,6 +338,7 @@ public final class Adapter {
             JSONObject request = JSON.parseObject(text);
             String kind = request.getString("type");
             if ("start".equals(kind) && consumer == null) {
+                protocol = request.getIntValue("protocol") == 2 ? 2 : 1;
                 List<String> ignored;
                 try {
                     ignored = start(request);
@@ -298,7 +348,7 @@ public final class Adapter {
                 }
                 Map<String, Object> ready = new LinkedHashMap<>();
                 ready.put("type", "ready");
-                ready.put("protocol", PROTOCOL);
+                ready.put("protocol", protocol);
                 ready.put("client", getClientIdentity());
                 ready.put("ignoredConfig", ignored);
                 send(ready);

@@ -1,0 +1,259 @@
+"""The 5.x rules a consumer's run is judged on (chapters 17-19: PG, FF, PC; RP-03's client side), each a check over a
+`PopRun` (conformance/history/pop_records.py) that answers (status, detail, keys) or None where the run did not
+exercise the rule. What a 5.x client did is read from its listener or its SimpleConsumer calls (deliveries, the
+answers of its acks and changes) and the final read of the retry topic and %DLQ%<group>; times are the harness's.
+
+Timing bounds come from the broker's and proxy's own intervals: a message comes back no earlier than its invisible
+time (PG-03, less ARRIVAL_SLACK_MS for the adapter's line to reach the harness) and, once due, within the revive lag
+(REVIVE_LAG_MAX_MS, differential/pop_probe.py's derivation) plus the proxy's longest receive hold.
+"""
+
+from __future__ import annotations
+
+from conformance.history.pop_records import PopRun
+from conformance.history.records import Delivery
+
+# The adapter writes a delivery line after the client got it: its time is late by the line's trip (ms), never early.
+ARRIVAL_SLACK_MS = 300
+# PopReviveService: no copy later than reviveTime + 9 s (differential/pop_probe.py REVIVE_LAG_MAX_MS), then the
+# next receive: the proxy holds one up to grpcClientConsumerMaxLongPollingTimeoutMillis (20 s by default; the
+# client suites lower it to 5 s, conformance/suite/pop_fixtures.py), and the pickup allowance of 2 s.
+REVIVE_LAG_MAX_MS = 9000
+PICKUP_MS = 2000
+# The remoting POP consumer pops with pollTime BROKER_SUSPEND_MAX_TIME_MILLIS (DefaultMQPushConsumerImpl.popMessage):
+# the broker holds it up to 15 s, and a revived copy in the retry topic does not end that hold.
+REMOTING_POP_POLL_MS = 15_000
+FAILURES = ("FAILURE", "EXCEPTION", "NOTHING", "RECONSUME_LATER")
+# ConsumeMessagePopConcurrentlyService's table (DefaultMQPushConsumerImpl.popDelayLevel, PC-01), seconds.
+POP_DELAY_S = (10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)
+
+
+def get_keys(run: PopRun) -> list[str]:
+    return [m.key for m in run.workload.messages]
+
+
+def is_consumed_by(run: PopRun, delivery: Delivery) -> bool:
+    """The delivery consumed the message: a SimpleConsumer's ack (late or not) that the proxy answered OK; a
+    listener's final success (a remoting POP consumer's slow one is not: PC-03)."""
+    answer = run.get_answer(delivery)
+    if run.workload.api != "simple":
+        return run.workload.is_final(answer)
+    settled = run.get_settled(delivery)
+    return answer in ("ACK", "LATE_ACK") and settled is not None and settled.action == "ack" and settled.code == "OK"
+
+
+def get_due_ms(run: PopRun, delivery: Delivery) -> float:
+    """When the message may come back after this delivery: its invisible time from the receive, or a change's
+    duration from the change the proxy accepted; after the remoting POP consumer's failure, the delay it changes
+    the invisible time to (PC-01, PC-02)."""
+    settled = run.get_settled(delivery)
+    if settled is not None and settled.action == "change" and settled.code == "OK":
+        return settled.time_ms + settled.invisible_ms
+    if run.workload.api == "pop" and run.get_answer(delivery) in FAILURES:
+        return delivery.time_ms + get_pop_delay_ms(run, delivery)
+    return delivery.time_ms + run.workload.invisible_ms
+
+
+def get_pop_delay_ms(run: PopRun, delivery: Delivery) -> int:
+    """The remoting POP consumer's new invisible time after a failure: popDelayLevel[reconsumeTimes] below
+    maxReconsumeTimes (PC-01); at it, the first delay longer than the message's age (PC-02)."""
+    limit = run.workload.max_reconsume_times if run.workload.max_reconsume_times >= 0 else 16
+    if delivery.reconsume_times < limit:
+        return POP_DELAY_S[min(delivery.reconsume_times, len(POP_DELAY_S) - 1)] * 1000
+    age_s = (delivery.time_ms - run.sent_ms) / 1000
+    return next((d for d in POP_DELAY_S if d > age_s), POP_DELAY_S[-1]) * 1000
+
+
+def get_hold_ms(run: PopRun) -> int:
+    """The longest a redelivery may take once due: revive lag, the longest hold of a receive (the proxy's; the
+    remoting POP consumer's own pop long polling), pickup."""
+    hold = REMOTING_POP_POLL_MS if run.workload.api == "pop" else run.long_polling_ms
+    return REVIVE_LAG_MAX_MS + hold + PICKUP_MS
+
+
+def has_waiting_copy(run: PopRun, key: str) -> bool:
+    """The final read found a revived copy of `key` in the retry topic that no delivery showed (a higher
+    reconsumeTimes than any delivery's): the broker still holds the message for the group."""
+    copies = [times for copy_key, times in (run.final.retry if run.final else ()) if copy_key == key]
+    delivered = [d.reconsume_times for d in run.get_deliveries(key)]
+    return bool(copies) and max(copies) > max(delivered, default=-1)
+
+
+def check_at_least_once(run: PopRun):
+    """[PG-01] Every message consumed or dead-lettered; one neither, whose redelivery was due long enough before
+    the run ended and of which the broker holds no undelivered copy, is lost; otherwise it is indefinite."""
+    dead = set(run.final.get_dead_keys()) if run.final else set()
+    lost, open_keys = [], []
+    for key in get_keys(run):
+        seen = run.get_deliveries(key)
+        if key in dead or (seen and is_consumed_by(run, seen[-1])):
+            continue
+        due = get_due_ms(run, seen[-1]) if seen else run.sent_ms
+        gone = run.ended_ms > due + get_hold_ms(run) and not has_waiting_copy(run, key)
+        (lost if gone else open_keys).append(key)
+    if lost:
+        return "deviates", f"neither consumed nor dead-lettered, nor delivered again: {lost}", lost
+    if open_keys:
+        return "indefinite", f"still due, or a revived copy waiting, when the run ended: {open_keys}", open_keys
+    return "conforms", "every message consumed or dead-lettered"
+
+
+def check_dead_letter(run: PopRun):
+    """[PG-02] A message that always fails is delivered with attempts 1..maxAttempts once each, then dead-lettered
+    once (FIFO: at least maxAttempts deliveries); no message is dead-lettered before it failed maxAttempts times."""
+    dead = run.final.get_dead_keys() if run.final else []
+    poison = run.workload.get_poison_keys()
+    wrong = []
+    for key in sorted(poison | set(dead)):
+        attempts = [d.message.get("deliveryAttempt", d.reconsume_times + 1) for d in run.get_deliveries(key)]
+        expected = list(range(1, run.settings.max_attempts + 1))
+        if dead.count(key) > 1 or (key in dead and len(attempts) < run.settings.max_attempts):
+            wrong.append(f"{key}: attempts {attempts}, {dead.count(key)} dead letters")
+        elif key in poison and key in dead and not run.workload.fifo and sorted(attempts) != expected:
+            wrong.append(f"{key}: attempts {attempts}, expected {expected}")
+    if wrong:
+        return "deviates", "; ".join(wrong), [w.split(":")[0] for w in wrong]
+    missing = sorted(poison - set(dead))
+    if missing:
+        return "indefinite", f"not dead-lettered when the run ended: {missing}", missing
+    if not poison and not dead:
+        return None
+    return "conforms", f"dead-lettered once after {run.settings.max_attempts} attempts"
+
+
+def check_invisible_time(run: PopRun):
+    """[PG-03] No message is delivered again before its invisible time (or a change's) ended."""
+    early = []
+    for key in get_keys(run):
+        seen = run.get_deliveries(key)
+        for before, after in zip(seen, seen[1:], strict=False):
+            if after.time_ms < get_due_ms(run, before) - ARRIVAL_SLACK_MS and not has_fault_between(run, before, after):
+                early.append(f"{key}: {after.time_ms - before.time_ms:.0f} ms after delivery {before.number}")
+    if early:
+        return "deviates", "; ".join(early), [e.split(":")[0] for e in early]
+    redelivered = any(len(run.get_deliveries(k)) > 1 for k in get_keys(run))
+    return ("conforms", "no redelivery before its invisible time ended") if redelivered else None
+
+
+def has_fault_between(run: PopRun, before: Delivery, after: Delivery) -> bool:
+    return any(before.time_ms <= f.time_ms <= after.time_ms for f in run.faults)
+
+
+def check_attempt_once(run: PopRun):
+    """[PG-04] Non-FIFO, batch 1, no tag filter, no broker restart: each attempt of a message delivered at most
+    once, and none after an ack the proxy answered OK."""
+    if run.workload.fifo or any(f.kind == "proxy_restart" for f in run.faults):
+        return None
+    twice = []
+    for key in get_keys(run):
+        seen = run.get_deliveries(key)
+        attempts = [d.message.get("deliveryAttempt", d.reconsume_times + 1) for d in seen]
+        acked = [d for d in seen if run.workload.api == "simple" and is_consumed_by(run, d)]
+        if len(set(attempts)) < len(attempts) or (acked and seen[-1] is not acked[0]):
+            twice.append(f"{key}: attempts {attempts}")
+    if twice:
+        return "deviates", "; ".join(twice), [t.split(":")[0] for t in twice]
+    return "conforms", "each attempt delivered once"
+
+
+def check_fifo_order(run: PopRun):
+    """[FF-02] FIFO group: within a message group no message is delivered before an earlier one is done (its last
+    delivery came first)."""
+    if not run.workload.fifo:
+        return None
+    overtaken = []
+    messages = run.workload.messages
+    for index, later in enumerate(messages):
+        first = [d.time_ms for d in run.get_deliveries(later.key)]
+        for earlier in messages[:index]:
+            last = [d.time_ms for d in run.get_deliveries(earlier.key)]
+            if earlier.message_group == later.message_group and first and last and max(last) > min(first):
+                overtaken.append(f"{later.key} delivered before {earlier.key} was done")
+    if overtaken:
+        return "deviates", "; ".join(overtaken), [o.split(" ")[0] for o in overtaken]
+    return "conforms", "each message group delivered in send order"
+
+
+def get_reference_delay_ms(run: PopRun, attempt: int) -> int:
+    """The nack delay apache/rocketmq-clients' Java client takes from the settings' backoff for a failed `attempt`
+    (1-based): customized next[attempt - 1] (the last past the end); exponential min(max, initial x multiplier^
+    (attempt - 1))."""
+    settings = run.settings
+    if settings.exponential is not None:
+        initial, most, multiplier = settings.exponential
+        return int(min(most, initial * multiplier ** (attempt - 1)))
+    durations = settings.customized_ms or (1000,)
+    return durations[min(attempt, len(durations)) - 1]
+
+
+def check_backoff(run: PopRun):
+    """[RP-03, the client's side] A push consumer's failed delivery comes back no earlier than the backoff its
+    settings give for that attempt (the proxy sends the group policy; the client computes the nack delay)."""
+    early, judged = [], 0
+    for key in get_keys(run):
+        seen = run.get_deliveries(key)
+        for count, (before, after) in enumerate(zip(seen, seen[1:], strict=False), 1):
+            if run.get_answer(before) not in FAILURES or has_fault_between(run, before, after):
+                continue
+            attempt = count if run.workload.fifo else before.message.get("deliveryAttempt", count)
+            delay = get_reference_delay_ms(run, attempt)
+            judged += 1
+            if after.time_ms - before.time_ms < delay - ARRIVAL_SLACK_MS:
+                early.append(f"{key}: back {after.time_ms - before.time_ms:.0f} ms after attempt {attempt}, "
+                             f"backoff {delay} ms")
+    if early:
+        return "deviates", "; ".join(early), [e.split(":")[0] for e in early]
+    return ("conforms", "each retry after its backoff") if judged else None
+
+
+def check_pop_delay(run: PopRun):
+    """[PC-01] The remoting POP consumer: a failure below maxReconsumeTimes comes back no earlier than
+    popDelayLevel[reconsumeTimes] and within it plus the revive lag."""
+    wrong, judged = [], []
+    limit = run.workload.max_reconsume_times if run.workload.max_reconsume_times >= 0 else 16
+    for key in get_keys(run):
+        seen = run.get_deliveries(key)
+        for before, after in zip(seen, seen[1:], strict=False):
+            times = before.reconsume_times
+            if run.get_answer(before) not in FAILURES or times >= limit or has_fault_between(run, before, after):
+                continue
+            delay, gap = get_pop_delay_ms(run, before), after.time_ms - before.time_ms
+            line = f"{key}: back {gap:.0f} ms after reconsumeTimes {times}, popDelayLevel {delay} ms"
+            (judged if delay - ARRIVAL_SLACK_MS <= gap <= delay + get_hold_ms(run) else wrong).append(line)
+    if wrong:
+        return "deviates", "; ".join(wrong), [w.split(":")[0] for w in wrong]
+    return ("conforms", "; ".join(judged)) if judged else None
+
+
+def check_never_dead_letters(run: PopRun):
+    """[PC-02] The remoting POP consumer never dead-letters, also past maxReconsumeTimes."""
+    poison = run.workload.get_poison_keys()
+    if not poison:
+        return None
+    dead = sorted(set(run.final.get_dead_keys()) if run.final else set())
+    if dead:
+        return "deviates", f"dead-lettered: {dead}", dead
+    seen = {key: [d.reconsume_times for d in run.get_deliveries(key)] for key in sorted(poison)}
+    return "conforms", f"no dead letter; delivered with reconsumeTimes {seen}"
+
+
+def check_pop_timeout(run: PopRun):
+    """[PC-03] A success that outlived popInvisibleTime sends nothing: the message is delivered again."""
+    slow = [d for d in run.deliveries if run.get_answer(d) == "SLOW"]
+    if not slow:
+        return None
+    missing = [d.uniq_key for d in slow if not any(d2.time_ms > d.time_ms for d2 in run.get_deliveries(d.uniq_key))]
+    if missing:
+        due = max(get_due_ms(run, d) for d in slow) + get_hold_ms(run)
+        if run.ended_ms > due:
+            return "deviates", f"a slow success was not delivered again: {missing}", missing
+        return "indefinite", f"the run ended before a redelivery was due: {missing}", missing
+    again = [next(d2 for d2 in run.get_deliveries(d.uniq_key) if d2.time_ms > d.time_ms) for d in slow]
+    return "conforms", "; ".join(f"{d.uniq_key}: a success {run.workload.get_late_ms()} ms after its delivery, "
+                                 f"delivered again {d2.time_ms - d.time_ms:.0f} ms after it with reconsumeTimes "
+                                 f"{d2.reconsume_times}" for d, d2 in zip(slow, again, strict=True))
+
+
+POP_CHECKS = {"PG-01": check_at_least_once, "PG-02": check_dead_letter, "PG-03": check_invisible_time,
+              "PG-04": check_attempt_once, "FF-02": check_fifo_order, "RP-03": check_backoff,
+              "PC-01": check_pop_delay, "PC-02": check_never_dead_letters, "PC-03": check_pop_timeout}

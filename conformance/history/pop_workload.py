@@ -1,0 +1,120 @@
+"""Workloads for a RocketMQ 5.x consumer under the harness (server-side retry: POP, invisible time, the proxy's DLQ),
+and what such a run recorded. A plain value, like workload.py's 4.x one: the runner (conformance/runner/pop_run.py)
+runs it against a real client and the real 5.3.3; the checker (conformance/checker/pop_verdicts.py) reads the run.
+
+A message's script is the consumer's answer per delivery, by the consumer's API:
+- a SimpleConsumer (api "simple"): ACK, CHANGE (changeInvisibleDuration to `change_ms`), NOTHING (a lost ack: the
+  message was processed but never acked), LATE_ACK (an ack after the invisible time ran out);
+- a push listener (api "push": the gRPC PushConsumer; "pop": the 5.x remoting push consumer in POP mode): SUCCESS,
+  FAILURE, EXCEPTION, SLOW (succeeds after outliving the invisible time).
+Past its script a message succeeds, unless it is a poison one (`forever`): then every delivery fails.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+APIS = ("simple", "push", "pop")
+SIMPLE_ACTIONS = ("ACK", "CHANGE", "NOTHING", "LATE_ACK")
+LISTENER_ANSWERS = ("SUCCESS", "FAILURE", "EXCEPTION", "SLOW")
+# How much longer than the invisible time a LATE_ACK or SLOW answer waits.
+LATE_BY_MS = 1500
+# Scheduled faults of a 5.x run (conformance/runner/schedule.py's kinds where they apply): the consumer's process
+# killed with messages in flight, or stopped cleanly, then started again; RocketMQ 5.3.3 (proxy and broker) stopped
+# and started again on its store, the consumer left running.
+POP_FAULT_KINDS = ("client_kill", "client_restart", "proxy_restart")
+
+
+@frozen
+class PopMessage:
+    """One produced message: its key (the UNIQ_KEY, the gRPC message id), its script, whether it is poison; and for a
+    FIFO group the message group it is sent in."""
+
+    key: str
+    script: tuple[str, ...] = ()
+    forever: bool = False
+    message_group: str = "g0"
+
+    def get_answer(self, delivery: int, api: str) -> str:
+        """The answer to delivery `delivery` (0 = first)."""
+        if delivery < len(self.script):
+            return self.script[delivery]
+        if api == "simple":
+            return "NOTHING" if self.forever else "ACK"
+        return "FAILURE" if self.forever else "SUCCESS"
+
+
+@frozen
+class PopFault:
+    """A fault (POP_FAULT_KINDS) right after delivery `delivery` (0 = first) of `key` reached the consumer (its
+    answer may be on its way): the consumer is killed or stopped with that message in flight and started again, or
+    the proxy with its broker is restarted under it."""
+
+    kind: str
+    key: str = "m0"
+    delivery: int = 0
+
+
+@frozen
+class PopWorkload:
+    """Messages and their scripts for one consumer API; the group's retry settings (`retry_max_times`, so maxAttempts
+    = retry_max_times + 1; `policy` None: the default customized one, else the group's retryPolicy JSON); `fifo`: a
+    FIFO topic and an orderly group; `invisible_ms`: a SimpleConsumer's receive or the remoting consumer's
+    popInvisibleTime; `change_ms`: CHANGE's duration; `max_reconsume_times`: the remoting consumer's (-1: its 16)."""
+
+    messages: tuple[PopMessage, ...]
+    api: str = "simple"
+    fifo: bool = False
+    retry_max_times: int = 1
+    policy: dict | None = None
+    invisible_ms: int = 2000
+    change_ms: int = 1000
+    max_reconsume_times: int = -1
+    faults: tuple[PopFault, ...] = ()
+    spec_by_key: dict = field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "spec_by_key", {m.key: m for m in self.messages})
+
+    def get_answer(self, key: str, delivery: int) -> str:
+        spec = self.spec_by_key.get(key)
+        return spec.get_answer(delivery, self.api) if spec else ("ACK" if self.api == "simple" else "SUCCESS")
+
+    def is_final(self, answer: str) -> bool:
+        """The answer ends the message's story: an ack in time, a success; a slow success only where the proxy keeps
+        renewing the message meanwhile (a gRPC push consumer). After a late ack, or the remoting POP consumer's slow
+        success, the message comes back."""
+        return answer in ("ACK", "SUCCESS", "CONSUME_SUCCESS") or (answer == "SLOW" and self.api == "push")
+
+    def get_late_ms(self) -> int:
+        """How long a LATE_ACK or SLOW answer takes."""
+        return self.invisible_ms + LATE_BY_MS
+
+    def get_poison_keys(self) -> frozenset[str]:
+        return frozenset(m.key for m in self.messages if m.forever)
+
+    def get_fault(self, key: str, delivery: int) -> PopFault | None:
+        return next((f for f in self.faults if f.key == key and f.delivery == delivery), None)
+
+    def make_outcome(self, answer: str) -> dict:
+        """The protocol outcome (ADAPTER.md v2) of one answer: the remoting consumer's statuses are 4.x ones."""
+        late = self.get_late_ms()
+        if answer == "CHANGE":
+            return {"status": "CHANGE_INVISIBLE", "invisibleMs": self.change_ms}
+        if answer == "LATE_ACK":
+            return {"status": "ACK", "slowMs": late}
+        if self.api == "pop":
+            status = {"SUCCESS": "CONSUME_SUCCESS", "SLOW": "CONSUME_SUCCESS", "FAILURE": "RECONSUME_LATER"}
+            outcome = {"status": status.get(answer, answer)}
+        else:
+            outcome = {"status": "SUCCESS" if answer == "SLOW" else answer}
+        return {**outcome, "slowMs": late} if answer == "SLOW" else outcome
+
+    def make_script(self):
+        """The driver's outcome script: (message record, deliveries of it before this one) -> outcome."""
+
+        def script(message: dict, seen: int) -> dict:
+            key = message["properties"].get("UNIQ_KEY", message["msgId"])
+            return self.make_outcome(self.get_answer(key, seen))
+
+        return script

@@ -1,0 +1,145 @@
+"""The 5.x checks (conformance/checker/pop_checks.py) and their verdicts (pop_verdicts.py) on hand-made runs: each
+rule's conforming history, and the smallest history that breaks it, so that no check is vacuous."""
+
+from __future__ import annotations
+
+from conformance.checker.pop_checks import (
+    POP_CHECKS,
+    check_at_least_once,
+    check_attempt_once,
+    check_backoff,
+    check_dead_letter,
+    check_fifo_order,
+    check_invisible_time,
+    check_never_dead_letters,
+    check_pop_delay,
+    check_pop_timeout,
+    get_reference_delay_ms,
+)
+from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
+from conformance.history.pop_records import GroupSettings, PopFinal, PopRun, Settled
+from conformance.history.pop_workload import PopMessage, PopWorkload
+from conformance.history.records import Delivery
+
+CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
+
+
+def delivery(number: int, at: float, key: str = "m0", attempt: int = 1, seen: int = 0, status: str = "") -> Delivery:
+    message = {"msgId": key, "properties": {}, "deliveryAttempt": attempt, "reconsumeTimes": attempt - 1}
+    return Delivery(number, at, message, status, seen)
+
+
+def make_run(workload: PopWorkload, deliveries, settled=(), dead=(), ended: float = 60_000,
+             settings: GroupSettings = CUSTOMIZED, name: str = "rocketmq-python-client") -> PopRun:
+    client = {"name": name, "version": "5.1.2", "api": workload.api}
+    return PopRun(client, workload, "G", "T", settings, tuple(deliveries), tuple(settled),
+                  final=PopFinal((), tuple(dead)), ended_ms=ended, long_polling_ms=5000)
+
+
+SIMPLE_LOST_ACK = PopWorkload((PopMessage("m0", ("NOTHING",)),), invisible_ms=2000)
+
+
+def test_a_lost_ack_redelivered_after_its_invisible_time_conforms():
+    run = make_run(SIMPLE_LOST_ACK, [delivery(1, 0), delivery(2, 9000, attempt=2, seen=1)],
+                   [Settled(2, 9010, "ack", "OK")])
+    assert check_at_least_once(run)[0] == check_invisible_time(run)[0] == check_attempt_once(run)[0] == "conforms"
+
+
+def test_a_redelivery_before_the_invisible_time_deviates_and_a_change_moves_the_time():
+    early = make_run(SIMPLE_LOST_ACK, [delivery(1, 0), delivery(2, 1000, attempt=2, seen=1)],
+                     [Settled(2, 1010, "ack", "OK")])
+    assert check_invisible_time(early)[0] == "deviates"
+    changed = PopWorkload((PopMessage("m0", ("CHANGE",)),), invisible_ms=20_000, change_ms=1000)
+    run = make_run(changed, [delivery(1, 0), delivery(2, 4000, attempt=2, seen=1)],
+                   [Settled(1, 100, "change", "OK", 1000), Settled(2, 4010, "ack", "OK")])
+    assert check_invisible_time(run)[0] == "conforms"
+
+
+def test_a_message_neither_consumed_nor_dead_lettered_is_lost_once_its_redelivery_was_due_else_indefinite():
+    lost = make_run(SIMPLE_LOST_ACK, [delivery(1, 0)], ended=60_000)
+    assert check_at_least_once(lost)[:3:2] == ("deviates", ["m0"])
+    waiting = PopRun(lost.client, lost.workload, "G", "T", CUSTOMIZED, lost.deliveries,
+                     final=PopFinal((("m0", 1),), ()), ended_ms=60_000)
+    assert check_at_least_once(waiting)[0] == "indefinite"  # the broker holds a revived copy no delivery showed
+    assert check_at_least_once(make_run(SIMPLE_LOST_ACK, [delivery(1, 0)], ended=5_000))[0] == "indefinite"
+    late_ack = PopWorkload((PopMessage("m0", ("LATE_ACK",)),))
+    refused = make_run(late_ack, [delivery(1, 0)], [Settled(1, 3600, "ack", "INVALID_RECEIPT_HANDLE")])
+    assert check_at_least_once(refused)[0] == "deviates"
+
+
+def test_a_poison_message_dead_lettered_after_max_attempts_conforms_and_early_deviates():
+    poison = PopWorkload((PopMessage("m0", forever=True),), api="push")
+    twice = [delivery(1, 0, status="FAILURE"), delivery(2, 9000, attempt=2, seen=1, status="FAILURE")]
+    assert check_dead_letter(make_run(poison, twice, dead=[("m0", 3)]))[0] == "conforms"
+    assert check_dead_letter(make_run(poison, twice[:1], dead=[("m0", 2)]))[0] == "deviates"
+    assert check_dead_letter(make_run(poison, twice, dead=[("m0", 3), ("m0", 3)]))[0] == "deviates"
+    assert check_dead_letter(make_run(poison, twice))[0] == "indefinite"
+
+
+def test_each_attempt_once_and_nothing_after_an_acknowledged_ack():
+    twice = make_run(SIMPLE_LOST_ACK, [delivery(1, 0), delivery(2, 9000, attempt=1, seen=1)],
+                     [Settled(2, 9010, "ack", "OK")])
+    assert check_attempt_once(twice)[0] == "deviates"
+
+
+def test_fifo_order_deviates_when_a_later_message_overtakes_an_unfinished_earlier_one():
+    fifo = PopWorkload((PopMessage("m0", ("NOTHING",)), PopMessage("m1")), fifo=True)
+    in_order = [delivery(1, 0), delivery(2, 2500, attempt=2, seen=1), delivery(3, 2600, key="m1")]
+    assert check_fifo_order(make_run(fifo, in_order))[0] == "conforms"
+    overtaken = [delivery(1, 0), delivery(3, 100, key="m1"), delivery(2, 2500, attempt=2, seen=1)]
+    assert check_fifo_order(make_run(fifo, overtaken))[:3:2] == ("deviates", ["m1"])
+
+
+def test_the_reference_backoff_reads_the_settings_as_the_java_grpc_client_does():
+    exponential = GroupSettings(4, (), (20_000, 60_000, 2.0))
+    run = make_run(PopWorkload((PopMessage("m0"),), api="push"), [], settings=exponential)
+    assert [get_reference_delay_ms(run, a) for a in (1, 2, 3)] == [20_000, 40_000, 60_000]
+    assert [get_reference_delay_ms(make_run(run.workload, []), a) for a in (1, 3, 9)] == [1000, 10_000, 10_000]
+
+
+def test_a_push_retry_earlier_than_the_backoff_deviates_from_rp03_and_is_declared_for_python_only():
+    workload = PopWorkload((PopMessage("m0", ("FAILURE",)),), api="push", policy={"type": "EXPONENTIAL"})
+    history = [delivery(1, 0, status="FAILURE"), delivery(2, 6000, attempt=2, seen=1, status="SUCCESS")]
+    exponential = GroupSettings(4, (), (20_000, 60_000, 2.0))
+    python = make_run(workload, history, settings=exponential)
+    assert check_backoff(python)[0] == "deviates"
+    verdicts, problems = find_pop_problems(python)
+    assert problems == [] and {v.rule: v.cause for v in verdicts}["RP-03"]
+    _verdicts, problems = find_pop_problems(make_run(workload, history, settings=exponential, name="other"))
+    assert problems and "undeclared deviation of RP-03" in problems[0]
+    assert check_backoff(make_run(workload, history))[0] == "conforms"  # customized: 1 s
+
+
+def test_the_remoting_pop_consumer_waits_its_pop_delay_level_never_dead_letters_and_redelivers_a_slow_success():
+    failing = PopWorkload((PopMessage("m0", ("FAILURE",)),), api="pop", invisible_ms=3000)
+    on_time = [delivery(1, 0, status="RECONSUME_LATER"), delivery(2, 13_000, attempt=2, seen=1)]
+    assert check_pop_delay(make_run(failing, on_time))[0] == "conforms"
+    early = [delivery(1, 0, status="RECONSUME_LATER"), delivery(2, 5_000, attempt=2, seen=1)]
+    assert check_pop_delay(make_run(failing, early))[0] == "deviates"
+    poison = PopWorkload((PopMessage("m0", forever=True),), api="pop")
+    assert check_never_dead_letters(make_run(poison, on_time, dead=[("m0", 2)]))[0] == "deviates"
+    slow = PopWorkload((PopMessage("m0", ("SLOW",)),), api="pop", invisible_ms=3000)
+    assert check_pop_timeout(make_run(slow, on_time))[0] == "conforms"
+    assert check_pop_timeout(make_run(slow, on_time[:1]))[0] == "deviates"
+
+
+def test_every_5x_client_rule_has_a_status_for_every_api():
+    """Chapters 17-19's client rules and RP-03's client side: each API judges it (a check), or says why not."""
+    spec = {"PG-01", "PG-02", "PG-03", "PG-04", "FF-02", "RP-03", "PC-01", "PC-02", "PC-03", "PC-04"}
+    for api in ("simple", "push", "pop"):
+        run = make_run(PopWorkload((PopMessage("m0"),), api=api), [delivery(1, 0)], [Settled(1, 10, "ack", "OK")])
+        verdicts = judge_pop(run)
+        reasons = {v.rule for v in verdicts if v.status in ("not applicable", "not judged") and v.detail}
+        assert spec - reasons == spec - reasons & set(POP_CHECKS) and spec <= reasons | set(POP_CHECKS), api
+        assert {v.rule: v.status for v in verdicts}["PG-01"] == "conforms", api
+
+
+def test_each_5x_counterexample_is_a_workload_the_client_suites_run():
+    """A 5.x deviation's counterexample is Python for a PopWorkload that pop_suite.py runs: the full runs replay it."""
+    from conformance.checker.deviations5 import COUNTEREXAMPLES5
+    from conformance.history.pop_workload import PopFault  # noqa: F401 - names the counterexamples may use
+    from conformance.suite.pop_suite import POP, PUSH, SIMPLE
+
+    suites = [*SIMPLE.values(), *PUSH.values(), *POP.values()]
+    for source in COUNTEREXAMPLES5.values():
+        assert eval(source) in suites, source  # noqa: S307 - our own declarations

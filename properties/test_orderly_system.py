@@ -37,6 +37,7 @@ from model.system.step import create_system, step
 from model.values.config import Config
 from model.values.message import is_retry_topic
 from model.values.names import GROUP
+from oracle.ownership import Ownership
 from properties.coverage import record_rules
 from properties.expected import expect_violation
 from properties.steps import run
@@ -93,6 +94,10 @@ class OrderlyConsumption(RuleBasedStateMachine):
         self.expected_r: dict = {}  # (client, incarnation, generation, mq, offset) -> reconsumeTimes it must show
         self.given_up: set = set()  # the same keys: given up, never to be delivered again by that ProcessQueue
         self.running: dict = {}  # request id -> (key, message, excused)
+        # [SY-13] Who holds which queue, from the membership events alone, and the requests whose ProcessQueue a
+        # rebalance or a crash dropped while their listener ran: nothing they answer finishes a message.
+        self.ownership = Ownership(self.all_queues(), self.CONFIG.is_clustering, ("c1", "c2"))
+        self.dropped_requests: set = set()
 
     # ------------------------------------------------------------------ driving the system
 
@@ -101,6 +106,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         # checked it is the 5.2.0+ cycle), and every later step would only spin to the bound again.
         if self.livelocked:
             return
+        self.note_drops(event_)
         self.system, observations = step(self.system, event_)
         self.livelocked = any(isinstance(o, Livelock) for o in observations)
         assert not self.livelocked or self.CONFIG.profile.offset_illegal_freezes_immediately, "[SY-12] livelock"
@@ -111,6 +117,16 @@ class OrderlyConsumption(RuleBasedStateMachine):
             elif isinstance(observation, OrderlyProcessed):
                 self.check_processed(observation, answers)
         self.excuse_lost_leases()
+
+    def note_drops(self, event_):
+        """The running requests whose (instance, queue) a membership change or a crash takes away now."""
+        if isinstance(event_, SetMembers):
+            lost = self.ownership.set_members(event_.client_ids)
+        elif isinstance(event_, Crash):
+            lost = self.ownership.crash(event_.client_id, self.system.now)
+        else:
+            return
+        self.dropped_requests |= {r for r, (key, _m, _e) in self.running.items() if (key[0], key[3]) in lost}
 
     def get_scope(self, client_id: str, incarnation: int):
         return GROUP if self.CONFIG.is_clustering else (client_id, incarnation)
@@ -159,13 +175,21 @@ class OrderlyConsumption(RuleBasedStateMachine):
         key, msg, _excused = self.running.pop(processed.request_id)
         result, send_fails = answers
         mq, done = key[3], (self.get_scope(key[0], key[1]), key[3], msg.queue_offset)
+        dropped = processed.request_id in self.dropped_requests
+        self.dropped_requests.discard(processed.request_id)
         # Under autoCommit a ROLLBACK is treated as SUCCESS (OR-05): the message is done with, as the listener's
-        # author must know.
-        if result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK and result.auto_commit):
+        # author must know — unless its ProcessQueue was dropped meanwhile: then the next owner must consume it.
+        if not dropped and (result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK
+                                                           and result.auto_commit)):
             self.finished.add(done)
         if processed.discarded:
             # OR-11: a result whose queue generation is gone is discarded: nothing committed, nothing sent.
             assert (processed.commit_offset, processed.sent) == (-1, ()), processed
+            return
+        if dropped:
+            # [SY-13] Kept in the table, dropped (OR-12): what it computed is not stored, which the invariant
+            # committed_offsets_skip_nothing checks in every offset store.
+            event("SY-13 an orderly result of a dropped ProcessQueue")
             return
         if result.status is OrderlyStatus.ROLLBACK and not result.auto_commit:
             # OR-06: rollback puts back the whole consuming map, given-up but uncommitted messages too (OR-08).

@@ -5,6 +5,8 @@ broker's refusals of send-backs, sends and pulls. Each expectation is the refere
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from oracle.system_oracle import mark as event
 
@@ -67,6 +69,39 @@ def test_clean_expired_msg_sends_back_at_level_3_whatever_the_reconsume_times(re
     event("CT-02")
     assert (first.path, first.delay_level, first.stored.delay_time_level, first.stored.reconsume_times) == (
         "rpc", 3, 3, retries + 1)
+
+
+def test_clean_expired_msg_looks_at_16_head_messages_at_most():
+    """[CT-02] [PQ-12] One cleanExpiredMsg run sends back at most 16 expired head messages (min(cached, 16)); the
+    17th goes at the next run, one consumeTimeout later."""
+    keys = tuple(f"k{i}" for i in range(17))
+    system, _seen, _invoked = start_consuming(Config(), keys=keys)
+    system, seen = run(system, Advance(45 * 60_000))
+    runs = Counter(o.time for o in get_send_backs(seen) if "CT-02" in o.rules and o.message.reconsume_times == 0)
+    assert sorted(runs.items()) == [(30 * 60_000, 16), (45 * 60_000, 1)]
+
+
+def test_a_pull_that_finds_nothing_moves_the_offset_only_when_nothing_is_cached():
+    """[PL-06] [PL-01] correctTagsOffset: NO_NEW_MSG after the broker held the pull 15 s leaves the offset where it
+    is while a message is still cached (its listener runs); with nothing cached, the offset goes to the queue's end."""
+    system, _seen, invoked = start_consuming(Config())
+    system, seen = run(system, Advance(system.now + 16_000))
+    assert not [o for o in seen if isinstance(o, OffsetUpdated) and o.queue == Q1]
+    system, seen = run(system, CompleteConsume(invoked.request_id), Advance(system.now + 16_000))
+    assert [o.offset for o in seen if isinstance(o, OffsetUpdated) and o.queue == Q1][-1:] == [1]
+
+
+def test_a_retry_of_a_retry_keeps_the_first_origin_message_id():
+    """[SB-13] [SY-09] Each send-back links its copy to the first failure's id, not to the retry copy it was given."""
+    system, _seen, invoked = start_consuming(Config())
+    first_id, copies = invoked.messages[0].msg_id, []
+    for _ in range(3):
+        system, seen = run(system, CompleteConsume(invoked.request_id, RETRY_IN_1_S), Advance(system.now + 3_000))
+        copies += [o.stored for o in get_send_backs(seen)]
+        invoked = get_invoked(seen, "k1")[-1]
+    event("SY-09")
+    assert [c.get_property("ORIGIN_MESSAGE_ID") for c in copies] == [first_id] * 3
+    assert len({c.msg_id for c in copies} | {first_id}) == 4
 
 
 @pytest.mark.parametrize("status", list(ConsumeStatus))
@@ -178,9 +213,10 @@ def test_a_read_only_broker_refuses_both_sends_until_it_is_writeable_again():
     """[SB-02] [RS-07] [SY-13] Read-only: the send-back and the fallback are refused (NO_PERMISSION), so the message
     is retried locally every 5 s; writeable again, its next failure is stored by the broker's send-back."""
     system, _seen, invoked = start_consuming(Config())
-    system, seen = run(system, SetBrokerPermission(PERM_READ), CompleteConsume(invoked.request_id, FAILED),
-                       Advance(system.now + 5_000))
+    system, seen = run(system, SetBrokerPermission(PERM_READ), Produce("k2", 1),
+                       CompleteConsume(invoked.request_id, FAILED), Advance(system.now + 5_000))
     assert [o.path for o in get_send_backs(seen)] == ["failed"]
+    assert system.broker.store.get_max_offset_in_queue(TOPIC, 1) == 1, "a producer stored on a read-only broker"
     again = get_invoked(seen, "k1")[-1]
     system, seen = run(system, SetBrokerPermission(PERM_READ | PERM_WRITE), CompleteConsume(again.request_id, FAILED))
     (back,) = get_send_backs(seen)
@@ -190,7 +226,8 @@ def test_a_read_only_broker_refuses_both_sends_until_it_is_writeable_again():
 @pytest.mark.parametrize("code", ERRORS)
 def test_a_refused_pull_is_made_again_after_the_exception_delay(code):
     """[PL-11] A pull answered with an error code caches nothing and moves no offset; the same offset is pulled
-    again pullTimeDelayMillsWhenException (1000 ms) later, and consumed once the broker answers again."""
+    again pullTimeDelayMillsWhenException (1000 ms) later — one pull pending at a time (PL-01) — and consumed once
+    the broker answers again."""
     system = create_system(Config(), ("c1",))
     system, seen = run(system, RefuseRequests("pull", code), Produce("k1", 1), Advance(2_500))
     refused = [(o.time, o.offset) for o in seen if isinstance(o, PullObserved) and o.queue == Q1]
@@ -200,3 +237,21 @@ def test_a_refused_pull_is_made_again_after_the_exception_delay(code):
     system, seen = run(system, RefuseRequests("pull", None), Advance(system.now + 1_000))
     event("PL-11")
     assert [o.client_id for o in get_invoked(seen, "k1")] == ["c1"]
+
+
+def test_an_orderly_give_up_the_broker_refuses_keeps_the_message_suspended():
+    """[OR-08] [SY-13] At maxReconsumeTimes the orderly consumer sends the message to %RETRY%; refused (read-only
+    broker), the message stays, suspended, with reconsumeTimes + 1, and nothing is committed; writeable again, the
+    next give-up is stored and the offset moves past it."""
+    config = Config(consume_mode="orderly", consume_message_batch_max_size=1, max_reconsume_times=0)
+    system, _seen, invoked = start_consuming(config, settle=3_010)
+    suspend = OrderlyResult(OrderlyStatus.SUSPEND)
+    system, seen = run(system, SetBrokerPermission(PERM_READ), CompleteConsume(invoked.request_id, suspend),
+                       Advance(system.now + 2_000))
+    assert not [o for o in seen if isinstance(o, OffsetUpdated)]
+    again = get_invoked(seen, "k1")
+    assert [m.reconsume_times for o in again for m in o.messages] == [1]
+    system, seen = run(system, SetBrokerPermission(PERM_READ | PERM_WRITE),
+                       CompleteConsume(again[0].request_id, suspend))
+    event("OR-08")
+    assert [(o.queue, o.offset) for o in seen if isinstance(o, OffsetUpdated)] == [(Q1, 1)]

@@ -85,8 +85,8 @@ class ExpireQueueHead:
 @frozen
 class SetBrokerPermission:
     """[SY-13] The broker's brokerPermission becomes `perm` (updateBrokerConfig): PERM_READ alone is read-only, so
-    sends and send-backs are refused with NO_PERMISSION while pulls are still answered; PERM_READ | PERM_WRITE is
-    writeable again."""
+    send-backs and %RETRY% sends are refused with NO_PERMISSION and producers find no writeable queue, while pulls
+    are still answered; PERM_READ | PERM_WRITE is writeable again."""
 
     perm: int
 

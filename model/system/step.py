@@ -49,8 +49,8 @@ def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_q
 
 
 def on_produce(system: System, event: Produce) -> tuple[System, list]:
-    """A producer's send is stored (SY-01), unless the broker is read-only (SY-13): refused with NO_PERMISSION,
-    nothing stored, nothing produced."""
+    """A producer's send is stored (SY-01), unless the broker is read-only (SY-13): it registers its topics with its
+    own permission, and a producer publishes to writeable queues only, so the send fails and nothing is stored."""
     if not is_writeable(system.broker.perm):
         return system, []
     message = create_message(TOPIC, event.uniq_key, body=event.uniq_key.encode(), tags=event.tags,

@@ -31,7 +31,16 @@ from model.broker.locks import get_lock_owner
 from model.client.observations import ListenerInvoked
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.client.orderly_service import OrderlyProcessed
-from model.system.events import Advance, CompleteConsume, Crash, LockRequestsFail, Produce, SetMembers
+from model.broker.state import PERM_READ, PERM_WRITE
+from model.system.events import (
+    Advance,
+    CompleteConsume,
+    Crash,
+    LockRequestsFail,
+    Produce,
+    SetBrokerPermission,
+    SetMembers,
+)
 from model.system.observations import Livelock
 from model.system.step import create_system, step
 from model.values.config import Config
@@ -98,6 +107,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         # rebalance or a crash dropped while their listener ran: nothing they answer finishes a message.
         self.ownership = Ownership(self.all_queues(), self.CONFIG.is_clustering, ("c1", "c2"))
         self.dropped_requests: set = set()
+        self.writeable = True  # [SY-13] a read-only broker refuses the give-up send (OR-08): the message stays
 
     # ------------------------------------------------------------------ driving the system
 
@@ -195,7 +205,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
             # OR-06: rollback puts back the whole consuming map, given-up but uncommitted messages too (OR-08).
             self.given_up -= {k for k in self.given_up if k[:4] == key[:4]}
         if processed.status is OrderlyStatus.SUSPEND:
-            if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails:
+            if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails and self.writeable:
                 # OR-08: given up — the send went out, and the message is done with as far as this queue goes.
                 assert len(processed.sent) == 1, "OR-08: a message at the maximum was not sent to %RETRY%"
                 event("OR-15")
@@ -277,6 +287,15 @@ class OrderlyConsumption(RuleBasedStateMachine):
     def instance_crashes(self, client):
         self.apply(Crash(client))
 
+    # Not where #6163 is to be refuted: a refused give-up hides it, and the refutation's derandomized search is sized
+    # to the other rules.
+    @precondition(lambda self: not is_issue_6163(self.CONFIG))
+    @rule(writeable=st.booleans())
+    def broker_permission_changes(self, writeable):
+        """[SY-13] The broker turns read-only (a give-up send to %RETRY% is refused) or writeable again."""
+        self.writeable = writeable
+        self.apply(SetBrokerPermission(PERM_READ | (PERM_WRITE if writeable else 0)))
+
     @rule(client=st.sampled_from(CLIENTS), failing=st.booleans())
     def lock_requests_fail(self, client, failing):
         """LK-07: the instance's lock requests start or stop failing."""
@@ -344,6 +363,7 @@ class StrictOrderlyConsumption(OrderlyConsumption):
     STRICT = True
 
     listener_returns = listener_fails_on_a_poison_message = instance_crashes = lock_requests_fail = produce = None
+    broker_permission_changes = None
     group_changes = None
 
     @initialize()

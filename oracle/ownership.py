@@ -14,8 +14,8 @@ REBALANCE_INTERVAL_MS = 20_000
 
 
 def compute_averagely(queues: list, members: list, member: str) -> list:
-    """AllocateMessageQueueAveragely.allocate (4.9.8 L29-L47), transcribed from the Java source: member i of n gets a contiguous slice of the sorted
-    queues, the first `len % n` members one queue more; none when it is not a member."""
+    """AllocateMessageQueueAveragely.allocate (4.9.8 L29-L47), transcribed from the Java source: member i of n gets
+    a contiguous slice of the sorted queues, the first `len % n` members one queue more; none when not a member."""
     if member not in members:
         return []
     index, total, n = members.index(member), len(queues), len(members)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from oracle.system_oracle import mark as event
 
 from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.listener import ACK_INDEX_DEFAULT, ConsumeStatus, ListenerResult
@@ -29,6 +28,7 @@ from model.values.config import Config
 from model.values.message import MessageQueue, get_retry_topic, is_retry_topic
 from model.values.names import GROUP, TOPIC
 from model.values.wire import ResponseCode
+from oracle.system_oracle import mark as event
 from properties.steps import run
 
 FAILED = ListenerResult(ConsumeStatus.RECONSUME_LATER)

@@ -28,10 +28,10 @@ from hypothesis.stateful import (
 )
 
 from model.broker.locks import get_lock_owner
+from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.observations import ListenerInvoked
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.client.orderly_service import OrderlyProcessed
-from model.broker.state import PERM_READ, PERM_WRITE
 from model.system.events import (
     Advance,
     CompleteConsume,

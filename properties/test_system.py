@@ -20,13 +20,13 @@ from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.observations import PullObserved
 from model.client.process_queue import get_max_span
 from model.client.rebalance import get_subscribed_queues
 from model.client.timer_items import PullDue
 from model.system.drain import drain, is_quiescent
-from model.broker.state import PERM_READ, PERM_WRITE
 from model.system.events import (
     Advance,
     CompleteConsume,

@@ -1,7 +1,8 @@
 """The events from outside the modelled cluster, the inputs of `model.system.step.step` (spec/11-guarantees.md):
 a produce, a listener's result, the clock moving, a held one-way commit arriving, membership changes, a crash, lock
-request faults, expired commit-log files, the broker's permission and its refusals. The two that come once per message (a produce, a listener's result) are
-named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others are frozen attrs records."""
+request faults, expired commit-log files, the broker's permission and its refusals. The two that come once per
+message (a produce, a listener's result) are named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others
+are frozen attrs records."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from benchmarks.mutation_scores import (
     SUITE_HASH,
     compute_interval,
     compute_score,
+    count_by_package,
     count_statuses,
     draw_sample,
     format_table,
@@ -89,3 +90,12 @@ def test_a_changed_suite_sends_survivors_and_unjudged_mutants_back_and_keeps_kil
     (tmp_path / "properties" / "test_x.py").write_text("def test_x(): assert 1\n")
     assert reset_stale_verdicts(tmp_path) == 1
     assert json.loads(meta.read_text())["exit_code_by_key"]["m.x_f__mutmut_2"] is None
+
+
+def test_a_package_counts_its_modules_and_subpackages():
+    counts, _ = parse_results(LISTING + "    model.broker.pop.ack.x_f__mutmut_1: killed\n"
+                                        "    model.client.pull.x_g__mutmut_1: survived\n")
+    packages = count_by_package(counts)
+    assert packages["model.broker"] == {"killed": 3, "survived": 1, "timeout": 1, "no tests": 1, "not checked": 1,
+                                        "other": 1}
+    assert packages["model.client"] == {"survived": 1}

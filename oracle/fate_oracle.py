@@ -177,6 +177,8 @@ class FateOracle:
                 f"[SY-13] {m.uniq_key} from {queue.topic} with reconsumeTimes {m.reconsume_times}: no local "
                 f"resubmission of it was due for {client} (its ProcessQueue was dropped, or none failed)")
         self.broker_r[m.msg_id] = m.reconsume_times
+        # Cached afresh by this ProcessQueue: a send-back cleanExpiredMsg made from another one does not count (CT-04).
+        self.expired_sent.discard(m.msg_id)
 
     def on_processed(self, o: ConsumeProcessed) -> None:
         """[SY-13] [RB-03] A result: discarded exactly when its ProcessQueue was dropped; otherwise the acked

@@ -11,7 +11,14 @@ import pytest
 
 from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.listener import ACK_INDEX_DEFAULT, ConsumeStatus, ListenerResult
-from model.client.observations import ConsumeProcessed, ListenerInvoked, OffsetUpdated, PullObserved, SendBackOutcome
+from model.client.observations import (
+    ConsumeProcessed,
+    ListenerInvoked,
+    Note,
+    OffsetUpdated,
+    PullObserved,
+    SendBackOutcome,
+)
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.system.events import (
     Advance,
@@ -255,3 +262,15 @@ def test_an_orderly_give_up_the_broker_refuses_keeps_the_message_suspended():
                        CompleteConsume(again[0].request_id, suspend))
     event("OR-08")
     assert [(o.queue, o.offset) for o in seen if isinstance(o, OffsetUpdated)] == [(Q1, 1)]
+
+
+def test_a_pull_held_back_by_flow_control_is_never_stale():
+    """[LK-08] [PL-02] A pull held back by the cache's count check runs again every 50 ms, each run stamping
+    lastPullTimestamp: when the cache shrinks after more than 120 s, the rebalance at that instant keeps the queue."""
+    system, _seen, invoked = start_consuming(Config(pull_threshold_for_queue=1, pull_batch_size=2),
+                                             keys=("k1", "k2", "k3"))
+    system, _ = run(system, Advance(140_000 - 1))
+    running = sorted(system.requests)
+    system, seen = run(system, *[CompleteConsume(r) for r in running], Advance(140_000))
+    assert not [o for o in seen if isinstance(o, Note) and "LK-08" in o.rules], "a held-back pull went stale"
+    assert not [o for o in seen if isinstance(o, ConsumeProcessed) and o.discarded]

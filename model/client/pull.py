@@ -173,8 +173,12 @@ def wake_flow_controlled_pulls(cluster: Cluster) -> Cluster:
         if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
             cluster = evolve(cluster, flow_parked=discard(cluster.flow_parked, key))
         elif compute_flow_control(cluster, client_id, mq, pq)[0] is None:
-            at = since + CACHE_FLOW_CONTROL_MILLIS * ((cluster.now - since) // CACHE_FLOW_CONTROL_MILLIS + 1)
-            cluster = schedule_pull(evolve(cluster, flow_parked=discard(cluster.flow_parked, key)), client_id, mq, at)
+            ticks = (cluster.now - since) // CACHE_FLOW_CONTROL_MILLIS
+            # [LK-08] Java's held-back pull ran at every one of the skipped ticks, each stamping lastPullTimestamp.
+            pq = evolve(pq, last_pull_timestamp=max(pq.last_pull_timestamp, since + CACHE_FLOW_CONTROL_MILLIS * ticks))
+            cluster = put_consumer(evolve(cluster, flow_parked=discard(cluster.flow_parked, key)),
+                                   evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
+            cluster = schedule_pull(cluster, client_id, mq, since + CACHE_FLOW_CONTROL_MILLIS * (ticks + 1))
     return cluster
 
 

@@ -8,20 +8,31 @@ The score is (killed + timeout) / checked, where checked = killed + timeout + su
 ("no tests") and one not run yet are counted apart, not as survivors. `--survivors FILE` writes the surviving
 mutants' names, one per line, for triage (`mutmut show NAME` prints each one's diff).
 
-Every mutant of model/ is hours of CPU on 2 cores. `--per-module K` scores a stratified random sample instead: K
-mutants drawn from each module (all of a smaller one) with a seeded generator, so the same options name the same
-mutants; `--run` first runs mutmut on those of the sample it has not checked. Each module's score then comes with its
-95 % Wilson interval, and the total is weighted by the modules' sizes.
+Every mutant of model/ is hours of CPU on 2 cores, so the whole of model/ is run across CI-sized runs:
+`--all --budget-s S` runs mutmut on the mutants not checked yet, in chunks, package by package, until S seconds are
+spent, and prints the score of every module so far. Nothing is lost between runs: mutmut keeps each mutant's verdict
+in mutants/<file>.meta under the hash of its function's source, and forgets only those of a function whose source
+changed; this script adds the suite's side (`--all`): when properties/, oracle/, tests/ or conftest.py changed since
+the verdicts were taken, the survivors are checked again (a kill stands: the suite only ever gains tests), and so are
+mutants mutmut could not judge (an interrupted run). Run again until nothing is left "not checked".
+
+`--per-module K` scores a stratified random sample instead: K mutants drawn from each module (all of a smaller one)
+with a seeded generator, so the same options name the same mutants; `--run` first runs mutmut on those of the sample
+it has not checked. Each module's score then comes with its 95 % Wilson interval, and the total is weighted by the
+modules' sizes.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import random
 import re
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -30,6 +41,12 @@ from pathlib import Path
 LINE = re.compile(r"^\s*(?P<name>(?P<module>[\w.]+?)\.(?:x_|xǁ)\S*__mutmut_\d+): (?P<status>.+)$")
 COLUMNS = ("killed", "timeout", "survived", "no tests", "not checked", "other")
 RESULTS_LIMIT_S = 600
+# What the verdicts depend on besides model/: when its hash changes, survivors are checked again.
+SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
+SUITE_HASH = Path("mutants") / "suite.sha256"
+# mutmut's exit codes that are no verdict on the suite: survived (0), interrupted (2), suspicious (35).
+RECHECKED_CODES = frozenset({0, 2, 35})
+CHUNK = 60  # mutants per mutmut run of --all: the budget is checked between chunks
 
 
 def list_mutants(text: str) -> dict[str, dict[str, str]]:
@@ -141,6 +158,66 @@ def run_sample(sample: dict[str, dict[str, str]], max_children: int) -> int:
     return subprocess.run([get_mutmut(), "run", "--max-children", str(max_children), *pending], check=False).returncode
 
 
+def count_by_package(counts: dict[str, Counter]) -> dict[str, Counter]:
+    """The status counts of each package of model/ (model.broker, model.client, ...; a subpackage such as
+    model.broker.pop counts in its package)."""
+    packages: dict[str, Counter] = defaultdict(Counter)
+    for module, module_counts in counts.items():
+        packages[".".join(module.split(".")[:2])].update(module_counts)
+    return dict(packages)
+
+
+def compute_suite_hash(root: Path = Path(".")) -> str:
+    """sha256 over the suite's Python and Markdown files (path and content), in path order."""
+    digest = hashlib.sha256()
+    for top in SUITE_PATHS:
+        path = root / top
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".py", ".md"))
+        for file in files:
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def reset_stale_verdicts(root: Path = Path(".")) -> int:
+    """When the suite changed since the verdicts in mutants/ were taken, mark its survivors (and unjudged mutants)
+    not checked, so that the next run checks them against the suite as it is; returns how many."""
+    current = compute_suite_hash(root)
+    stored = (root / SUITE_HASH).read_text().strip() if (root / SUITE_HASH).is_file() else None
+    reset = 0
+    if stored != current:
+        for meta_path in sorted((root / "mutants").rglob("*.py.meta")):
+            meta = json.loads(meta_path.read_text())
+            stale = [k for k, code in meta["exit_code_by_key"].items() if code in RECHECKED_CODES]
+            for key in stale:
+                meta["exit_code_by_key"][key] = None
+            if stale:
+                meta_path.write_text(json.dumps(meta, indent=4))
+            reset += len(stale)
+        (root / SUITE_HASH).write_text(current + "\n")
+    return reset
+
+
+def run_all(budget_s: float, max_children: int, package: str | None) -> int:
+    """[--all] mutmut on every mutant of model/ (or of `package`) not checked yet, CHUNK at a time, package by
+    package in name order, until `budget_s` is spent; mutmut records each verdict as it goes."""
+    print(f"{reset_stale_verdicts()} survivors or unjudged mutants reset (the suite changed)", flush=True)
+    started = time.monotonic()
+    mutants = read_mutants() or {}
+    pending = sorted(name for module, statuses in mutants.items() if package is None or module.startswith(package)
+                     for name, status in statuses.items() if status == "not checked")
+    print(f"{len(pending)} mutants not checked yet; budget {budget_s:.0f} s", flush=True)
+    while pending and time.monotonic() - started < budget_s:
+        chunk, pending = pending[:CHUNK], pending[CHUNK:]
+        for _attempt in range(2):  # mutmut first runs the chunk's tests unmutated: a flaky test fails it once
+            code = subprocess.run([get_mutmut(), "run", "--max-children", str(max_children), *chunk], check=False)
+            if code.returncode == 0:
+                break
+        if code.returncode != 0:
+            return code.returncode
+    print(f"{len(pending)} left for the next run ({time.monotonic() - started:.0f} s spent)", flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--survivors", help="write the surviving mutants' names to this file")
@@ -148,7 +225,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--run", action="store_true", help="run mutmut on the sample's unchecked mutants first")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--all", action="store_true", help="run every mutant not checked yet, within --budget-s")
+    parser.add_argument("--budget-s", type=float, default=3000, help="seconds of mutmut per --all run")
+    parser.add_argument("--package", help="--all: only this package's mutants (e.g. model.broker)")
     args = parser.parse_args(argv)
+    if args.all and run_all(args.budget_s, args.max_children, args.package) != 0:
+        return 1
     mutants = read_mutants()
     if not mutants:
         print("no mutants in mutmut's results: run `mutmut run` first", file=sys.stderr)
@@ -161,6 +243,8 @@ def main(argv: list[str]) -> int:
         print(f"A sample of {args.per_module} mutants per module (seed {args.seed}) of {sum(sizes.values())}:")
     counts, survivors = count_statuses(mutants)
     print(format_table(counts, sizes))
+    if not args.per_module:
+        print("\nBy package:\n" + format_table(count_by_package(counts)))
     if args.survivors:
         with open(args.survivors, "w", encoding="utf-8") as out:
             out.writelines(f"{name}\n" for name in survivors)

@@ -31,9 +31,11 @@ from attrs import frozen
 
 from conformance.history.workload import Fault, MessageSpec, Workload
 from conformance.report import record_unavailable
+from conformance.runner.backends.rocketmq5 import RocketMQ5Session, find_build_dir, get_missing_runtime
 from conformance.runner.clients import cpp, java, node, node5, python5
 from conformance.suite.full_run import run_and_judge
-from conformance.suite.pop_suite import POP, PUSH, SIMPLE, PopTarget, run_and_judge_pop
+from conformance.suite.pop_suite import POP, PROXY_CONF, PUSH, SIMPLE, PopTarget, run_and_judge_pop
+from runenv import run_context
 
 # (workload, the client's maxReconsumeTimes): produce -> fail -> retry -> DLQ; a retry answered RECONSUME_LATER
 # beside a message that succeeds; a refused send-back and the client's fallback.
@@ -106,8 +108,6 @@ SMOKE5_LIMIT_S = 240
 
 def get_5x_unavailable_reason() -> str | None:
     """Why RocketMQ 5.3.3 cannot start here (no build beside the project, its run time missing), or None."""
-    from conformance.runner.backends.rocketmq5 import find_build_dir, get_missing_runtime
-
     build = find_build_dir(Path(__file__).resolve())
     if build is None:
         return "no shared/brokers/rocketmq-5.3.3 beside the project"
@@ -135,10 +135,6 @@ def run_5x_clients() -> list[str]:
 
 def run_5x_inside() -> int:
     """In the loopback namespace: one RocketMQ 5.3.3 (always stopped), each 5.x client's smoke workload judged."""
-    from conformance.runner.backends.rocketmq5 import RocketMQ5Session
-    from conformance.suite.pop_suite import PROXY_CONF
-    from runenv import run_context
-
     session = RocketMQ5Session(run_context.get_reports_dir() / run_context.get_run_id() / "rocketmq5-logs",
                                proxy_conf=PROXY_CONF)
     problems: list[str] = []

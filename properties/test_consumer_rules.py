@@ -22,6 +22,7 @@ from model.values.errors import IllegalTransition
 from model.values.message import MessageQueue, java_string_hash
 from model.values.names import GROUP, TOPIC
 from model.values.profiles import PROFILES
+from oracle.ownership import compute_averagely
 from properties.steps import run
 
 Q0 = MessageQueue(TOPIC, 0)
@@ -344,18 +345,6 @@ def test_seed_000_cap_gives_one_plus_retry_times_invocations(profile, retry_time
     event("SY-07")
 
 
-def allocate_averagely_oracle(queues: list, members: list, member: str) -> list:
-    """AllocateMessageQueueAveragely.allocate (4.9.8 L29-L47), transcribed from the Java source."""
-    index, n, size = members.index(member), len(members), len(queues)
-    mod = size % n
-    if size <= n:
-        average = 1
-    else:
-        average = size // n + 1 if mod > 0 and index < mod else size // n
-    start = index * average if mod > 0 and index < mod else index * average + mod
-    return [queues[(start + i) % size] for i in range(min(average, size - start))]
-
-
 @given(topic_queues=st.integers(1, 8), retry_queues=st.integers(1, 3), n_members=st.integers(1, 5))
 def test_each_topic_is_allocated_on_its_own(topic_queues, retry_queues, n_members):
     """RB-01: rebalanceByTopic allocates the topic and %RETRY%<group> separately, each over the sorted members."""
@@ -366,7 +355,7 @@ def test_each_topic_is_allocated_on_its_own(topic_queues, retry_queues, n_member
     for member in members:
         expected = set()
         for topic in {mq.topic for mq in queues}:
-            expected |= set(allocate_averagely_oracle(sorted(q for q in queues if q.topic == topic), sorted(members),
+            expected |= set(compute_averagely(sorted(q for q in queues if q.topic == topic), sorted(members),
                                                       member))
         assert compute_allocation(system, member) == expected
 

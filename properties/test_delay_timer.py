@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from model.broker.delay_timer import (
     compute_corrected_delay_offset,
+    compute_due_cache,
     get_level_offset,
     get_next_schedule_time,
     on_broker_restart,
@@ -373,6 +374,15 @@ class DelayTimer(RuleBasedStateMachine):
             assert seen.delivery.schedule_offset == seen.expected_offset
         if len(self.observed) > 1:
             event("DT-03")
+
+    @invariant()
+    def cached_due_times_are_derived_afresh(self):
+        """[DT-04] The due-time cache the timer keeps between events is only an optimisation: its due times and their
+        earliest are those derived from the same state with no cache."""
+        cached = compute_due_cache(self.broker, self.config)
+        fresh = compute_due_cache(evolve(self.broker, schedule=evolve(self.broker.schedule, due_cache=None)),
+                                  self.config)
+        assert (tuple(cached.dues), cached.earliest) == (tuple(fresh.dues), fresh.earliest)
 
     @invariant()
     def never_delivered_before_due(self):

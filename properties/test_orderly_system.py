@@ -28,15 +28,25 @@ from hypothesis.stateful import (
 )
 
 from model.broker.locks import get_lock_owner
+from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.observations import ListenerInvoked
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.client.orderly_service import OrderlyProcessed
-from model.system.events import Advance, CompleteConsume, Crash, LockRequestsFail, Produce, SetMembers
+from model.system.events import (
+    Advance,
+    CompleteConsume,
+    Crash,
+    LockRequestsFail,
+    Produce,
+    SetBrokerPermission,
+    SetMembers,
+)
 from model.system.observations import Livelock
 from model.system.step import create_system, step
 from model.values.config import Config
 from model.values.message import is_retry_topic
 from model.values.names import GROUP
+from oracle.ownership import Ownership
 from properties.coverage import record_rules
 from properties.expected import expect_violation
 from properties.steps import run
@@ -93,6 +103,11 @@ class OrderlyConsumption(RuleBasedStateMachine):
         self.expected_r: dict = {}  # (client, incarnation, generation, mq, offset) -> reconsumeTimes it must show
         self.given_up: set = set()  # the same keys: given up, never to be delivered again by that ProcessQueue
         self.running: dict = {}  # request id -> (key, message, excused)
+        # [SY-13] Who holds which queue, from the membership events alone, and the requests whose ProcessQueue a
+        # rebalance or a crash dropped while their listener ran: nothing they answer finishes a message.
+        self.ownership = Ownership(self.all_queues(), self.CONFIG.is_clustering, ("c1", "c2"))
+        self.dropped_requests: set = set()
+        self.writeable = True  # [SY-13] a read-only broker refuses the give-up send (OR-08): the message stays
 
     # ------------------------------------------------------------------ driving the system
 
@@ -101,6 +116,7 @@ class OrderlyConsumption(RuleBasedStateMachine):
         # checked it is the 5.2.0+ cycle), and every later step would only spin to the bound again.
         if self.livelocked:
             return
+        self.note_drops(event_)
         self.system, observations = step(self.system, event_)
         self.livelocked = any(isinstance(o, Livelock) for o in observations)
         assert not self.livelocked or self.CONFIG.profile.offset_illegal_freezes_immediately, "[SY-12] livelock"
@@ -111,6 +127,16 @@ class OrderlyConsumption(RuleBasedStateMachine):
             elif isinstance(observation, OrderlyProcessed):
                 self.check_processed(observation, answers)
         self.excuse_lost_leases()
+
+    def note_drops(self, event_):
+        """The running requests whose (instance, queue) a membership change or a crash takes away now."""
+        if isinstance(event_, SetMembers):
+            lost = self.ownership.set_members(event_.client_ids)
+        elif isinstance(event_, Crash):
+            lost = self.ownership.crash(event_.client_id, self.system.now)
+        else:
+            return
+        self.dropped_requests |= {r for r, (key, _m, _e) in self.running.items() if (key[0], key[3]) in lost}
 
     def get_scope(self, client_id: str, incarnation: int):
         return GROUP if self.CONFIG.is_clustering else (client_id, incarnation)
@@ -159,19 +185,27 @@ class OrderlyConsumption(RuleBasedStateMachine):
         key, msg, _excused = self.running.pop(processed.request_id)
         result, send_fails = answers
         mq, done = key[3], (self.get_scope(key[0], key[1]), key[3], msg.queue_offset)
+        dropped = processed.request_id in self.dropped_requests
+        self.dropped_requests.discard(processed.request_id)
         # Under autoCommit a ROLLBACK is treated as SUCCESS (OR-05): the message is done with, as the listener's
-        # author must know.
-        if result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK and result.auto_commit):
+        # author must know — unless its ProcessQueue was dropped meanwhile: then the next owner must consume it.
+        if not dropped and (result.status in FINISHING or (result.status is OrderlyStatus.ROLLBACK
+                                                           and result.auto_commit)):
             self.finished.add(done)
         if processed.discarded:
             # OR-11: a result whose queue generation is gone is discarded: nothing committed, nothing sent.
             assert (processed.commit_offset, processed.sent) == (-1, ()), processed
             return
+        if dropped:
+            # [SY-13] Kept in the table, dropped (OR-12): what it computed is not stored, which the invariant
+            # committed_offsets_skip_nothing checks in every offset store.
+            event("SY-13 an orderly result of a dropped ProcessQueue")
+            return
         if result.status is OrderlyStatus.ROLLBACK and not result.auto_commit:
             # OR-06: rollback puts back the whole consuming map, given-up but uncommitted messages too (OR-08).
             self.given_up -= {k for k in self.given_up if k[:4] == key[:4]}
         if processed.status is OrderlyStatus.SUSPEND:
-            if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails:
+            if msg.reconsume_times + 1 >= self.max_deliveries and not send_fails and self.writeable:
                 # OR-08: given up — the send went out, and the message is done with as far as this queue goes.
                 assert len(processed.sent) == 1, "OR-08: a message at the maximum was not sent to %RETRY%"
                 event("OR-15")
@@ -253,6 +287,15 @@ class OrderlyConsumption(RuleBasedStateMachine):
     def instance_crashes(self, client):
         self.apply(Crash(client))
 
+    # Not where #6163 is to be refuted: a refused give-up hides it, and the refutation's derandomized search is sized
+    # to the other rules.
+    @precondition(lambda self: not is_issue_6163(self.CONFIG))
+    @rule(writeable=st.booleans())
+    def broker_permission_changes(self, writeable):
+        """[SY-13] The broker turns read-only (a give-up send to %RETRY% is refused) or writeable again."""
+        self.writeable = writeable
+        self.apply(SetBrokerPermission(PERM_READ | (PERM_WRITE if writeable else 0)))
+
     @rule(client=st.sampled_from(CLIENTS), failing=st.booleans())
     def lock_requests_fail(self, client, failing):
         """LK-07: the instance's lock requests start or stop failing."""
@@ -320,6 +363,7 @@ class StrictOrderlyConsumption(OrderlyConsumption):
     STRICT = True
 
     listener_returns = listener_fails_on_a_poison_message = instance_crashes = lock_requests_fail = produce = None
+    broker_permission_changes = None
     group_changes = None
 
     @initialize()

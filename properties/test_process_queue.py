@@ -33,6 +33,18 @@ def make_message(offset: int, body_size: int = 5, start: int | None = None) -> M
     return Message("TopicA", body=b"x" * body_size, queue_offset=offset, properties=Map(properties))
 
 
+@pytest.mark.parametrize("put_order", [(3, 5), (5, 3)])
+def test_emptying_the_tree_returns_the_offset_after_the_last_put_and_an_empty_one_minus_1(put_order):
+    """[PQ-04] [PQ-02] removeMessage: the call that empties the tree returns queueOffsetMax + 1 (the last newly put
+    offset, not the highest), a later call on the empty tree -1, and one that leaves messages the lowest left."""
+    pq, _ = put_message(create_process_queue(), [make_message(o) for o in put_order])
+    pq, lowest = remove_message(pq, [make_message(put_order[0])], 1)
+    assert lowest == put_order[1]
+    pq, emptied = remove_message(pq, [make_message(put_order[1])], 2)
+    assert emptied == put_order[-1] + 1
+    assert remove_message(pq, [make_message(0)], 3)[1] == -1
+
+
 class NaiveProcessQueue:
     """ProcessQueue as the reference's §2 describes it, with dicts and sorting: slow, mutable, obvious."""
 

@@ -20,19 +20,33 @@ from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from model.broker.state import PERM_READ, PERM_WRITE
 from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.observations import PullObserved
 from model.client.process_queue import get_max_span
 from model.client.rebalance import get_subscribed_queues
 from model.client.timer_items import PullDue
 from model.system.drain import drain, is_quiescent
-from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, Produce, SetMembers
+from model.system.events import (
+    Advance,
+    CompleteConsume,
+    Crash,
+    DeliverOneway,
+    ExpireQueueHead,
+    Produce,
+    RefuseRequests,
+    SetBrokerPermission,
+    SetMembers,
+)
 from model.system.observations import Livelock
 from model.system.state import System
 from model.system.step import GROUP, create_system, step
 from model.values.config import Config, ConsumeMode, MessageModel
-from model.values.message import get_retry_topic, is_retry_topic
+from model.values.message import MessageQueue, get_retry_topic, is_retry_topic
+from model.values.names import TOPIC
 from model.values.timer_heap import get_heap_items
+from model.values.wire import ResponseCode
+from oracle.fate_oracle import FateOracle
 from oracle.system_oracle import Ledger
 from properties.coverage import record_rules
 from properties.suite import RETRY_PRESETS, RETRY_QUEUE_NUMS, get_machine_config, get_retry_preset, get_suite_config
@@ -49,6 +63,10 @@ OUTCOMES = st.builds(
     delay_level_when_next_consume=st.sampled_from([0, 0, 0, -1, 1, 4, 20]),
 )
 INITIAL_TAGS = st.lists(st.sampled_from(TAGS), min_size=1, max_size=10)
+# Every error code the model's broker answers a send-back, a send or a pull with (None: the refusal ends).
+REFUSALS = (None, ResponseCode.SYSTEM_ERROR, ResponseCode.NO_PERMISSION, ResponseCode.TOPIC_NOT_EXIST,
+            ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST)
+REFUSED_KINDS = ("send_back", "send", "pull")
 ORDERLY_SUITE = get_suite_config().consume_mode is ConsumeMode.ORDERLY
 runs_concurrently = pytest.mark.skipif(
     ORDERLY_SUITE, reason="RMQSPEC_CONSUME_MODE=orderly: the system runs under OrderlyConsumption instead")
@@ -82,6 +100,10 @@ class ConsumerGroup(RuleBasedStateMachine):
         self.config = get_machine_config(**{"retry_queue_nums": retry_queue_nums, **self.overrides})
         self.system = create_initial_system(self.config, self.subscription)
         self.ledger = Ledger(self.config, self.subscription)
+        queues = [MessageQueue(TOPIC, i) for i in range(2)]
+        if self.config.is_clustering:
+            queues += [MessageQueue(get_retry_topic(GROUP), i) for i in range(retry_queue_nums)]
+        self.fates = FateOracle(self.config, queues, ("c1",), self.subscription) if self.config.is_clustering else None
         self.livelocked = False
         self.keys = 0
         self.deepest = {"reconsume": 0, "span": 0}
@@ -95,13 +117,36 @@ class ConsumerGroup(RuleBasedStateMachine):
         # checked it is the 5.2.0+ cycle), and every later step would only spin to the bound again.
         if self.livelocked:
             return []
+        self.tell_fates(ev)
         self.system, observations = step(self.system, ev)
         self.observe(observations)
+        if self.fates is not None:
+            self.fates.check_due(self.system.now)
         self.livelocked = any(isinstance(o, Livelock) for o in observations)
         return observations
 
+    def tell_fates(self, ev):
+        """The exact-fate oracle hears of each answer and fault from the workload, before the model steps."""
+        fates, kind, now = self.fates, type(ev), self.system.now
+        if fates is None:
+            return
+        if kind is CompleteConsume:
+            fates.answer(ev.request_id, ev.result, ev.send_back_rpc_fails, ev.fallback_fails, ev.send_retried)
+        elif kind is SetMembers:
+            fates.on_members(ev.client_ids, now)
+        elif kind is Crash:
+            fates.on_crash(ev.client_id, now)
+        elif kind is ExpireQueueHead:
+            fates.on_expire(ev.queue, ev.min_offset, now)
+        elif kind is SetBrokerPermission:
+            fates.on_permission(bool(ev.perm & PERM_WRITE))
+        elif kind is RefuseRequests:
+            fates.on_refusal(ev.kind, ev.code)
+
     def observe(self, observations):
         self.ledger.record(observations)
+        if self.fates is not None:
+            self.fates.record(observations)
         # An event is recorded once per test case however often it is called; a clock jump observes hundreds.
         record_rules({rule_id for o in observations for rule_id in o.rules})
         for o in observations:
@@ -148,6 +193,10 @@ class ConsumerGroup(RuleBasedStateMachine):
 
     @rule(ms=st.sampled_from([10_000, 30_000, 60_000, 300_000, 16 * 60_000]))
     def clock_jumps(self, ms):
+        if "pull" in self.system.refusals:
+            # A refused pull is made again every second (PL-11): a long outage costs thousands of pulls, and a
+            # short one shows the same.
+            self.apply(RefuseRequests("pull", None))
         self.apply(Advance(self.system.now + ms))
 
     @precondition(lambda self: len(self.system.oneway))
@@ -179,6 +228,24 @@ class ConsumerGroup(RuleBasedStateMachine):
     def instance_crashes(self, data):
         self.apply(Crash(data.draw(sampled(tuple(sorted(self.system.consumers))))))
 
+    @rule(writeable=st.booleans())
+    def broker_permission_changes(self, writeable):
+        """[SY-13] The broker turns read-only (sends and send-backs refused with NO_PERMISSION) or writeable."""
+        self.apply(SetBrokerPermission(PERM_READ | (PERM_WRITE if writeable else 0)))
+
+    @rule(kind=st.sampled_from(REFUSED_KINDS), code=st.sampled_from(REFUSALS))
+    def broker_refuses(self, kind, code):
+        """[SY-13] [PL-11] The broker answers send-backs, sends to %RETRY% or pulls with an error code (or again
+        handles them)."""
+        self.apply(RefuseRequests(kind, code))
+
+    @rule(data=st.data())
+    def queue_head_expires(self, data):
+        """The broker deletes a queue's head (expired commit-log files), of the topic or of %RETRY%<group>."""
+        queue = data.draw(sampled(tuple(get_subscribed_queues(self.system))), label="queue")
+        high = self.system.broker.store.get_max_offset_in_queue(queue.topic, queue.queue_id)
+        self.apply(ExpireQueueHead(queue, data.draw(st.integers(0, high), label="min_offset")))
+
     @rule(data=st.data())
     def drain_to_quiescence(self, data):
         failure_rate = data.draw(sampled(self.drain_failure_rates), label="failure_rate")
@@ -186,8 +253,12 @@ class ConsumerGroup(RuleBasedStateMachine):
             return
         if not self.system.members:
             self.apply(SetMembers(("c1",)))
+        # The broker's faults end before the drain: a broker refusing for ever leaves nothing quiescent.
+        self.apply(SetBrokerPermission(PERM_READ | PERM_WRITE))
+        for kind in sorted(self.system.refusals):
+            self.apply(RefuseRequests(kind, None))
         self.system = evolve(self.system, hold_oneway=False)
-        self.system, observations, _ = drain(self.system, make_listener(failure_rate))
+        self.system, observations, _ = drain(self.system, make_listener(failure_rate, self.fates))
         self.system = evolve(self.system, hold_oneway=True)
         self.observe(observations)
         assert is_quiescent(self.system)
@@ -198,8 +269,15 @@ class ConsumerGroup(RuleBasedStateMachine):
         design — and a by-design drop happens only with retryQueueNums = 0."""
         if not self.config.is_clustering:
             return
-        assert self.ledger.get_unaccounted() == []
+        maybe_lost = self.fates.maybe_lost
+        lost = sorted(set(self.ledger.get_unaccounted()) - maybe_lost)
+        assert not lost, f"[SY-10] unaccounted: {[self.fates.explain(key) for key in lost]}"
+        # [SY-13] judged by the oracle's own account: a batch discarded with its ProcessQueue finished nothing.
+        unaccounted = self.fates.get_unaccounted()
+        assert not unaccounted, f"[SY-13] never finished: {[self.fates.explain(key) for key in unaccounted]}"
         event("SY-10")
+        if maybe_lost:
+            event("SY-13 messages in a deleted queue head may be lost")
         if self.ledger.dropped_by_design:
             event("SY-10 by-design loss (retryQueueNums = 0)")
             assert self.config.retry_queue_nums == 0
@@ -287,13 +365,16 @@ class DeadLetteringConsumerGroup(ConsumerGroup):
     drain_failure_rates = (0, 3, 10)
 
 
-def make_listener(failure_rate: int):
-    """A deterministic listener: fails `failure_rate` in 10 attempts, chosen by message and attempt."""
+def make_listener(failure_rate: int, fates: FateOracle | None = None):
+    """A deterministic listener: fails `failure_rate` in 10 attempts, chosen by message and attempt; `fates` hears
+    each answer."""
 
     def listener(request):
         m = request.messages[0]
         fails = (sum(map(ord, m.uniq_key or "")) * 7 + m.reconsume_times * 3) % 10 < failure_rate
         status = ConsumeStatus.RECONSUME_LATER if fails else ConsumeStatus.CONSUME_SUCCESS
+        if fates is not None:
+            fates.answer(request.request_id, ListenerResult(status))
         return CompleteConsume(request.request_id, ListenerResult(status))
 
     return listener

@@ -1,14 +1,19 @@
 """benchmarks/mutation_scores.py reads mutmut's results listing into per-module counts and a score that leaves
 unreached and unchecked mutants out of the denominator."""
 
+import json
+
 from benchmarks.mutation_scores import (
+    SUITE_HASH,
     compute_interval,
     compute_score,
+    count_by_package,
     count_statuses,
     draw_sample,
     format_table,
     list_mutants,
     parse_results,
+    reset_stale_verdicts,
 )
 
 LISTING = """\
@@ -63,3 +68,34 @@ def test_a_sample_table_weights_each_module_by_its_size():
     table = format_table(counts, {"model.broker.locks": 100, "model.broker.store": 300})
     assert "| 75 % | 100 | 30-95 % |" in table.splitlines()[2]
     assert table.splitlines()[-1].endswith("| 400 | estimated 94 % (modules weighted by size) |")
+
+
+def test_a_changed_suite_sends_survivors_and_unjudged_mutants_back_and_keeps_kills(tmp_path):
+    """--all: verdicts are kept while the suite is unchanged; once it changes, survived (0), interrupted (2) and
+    suspicious (35) mutants are checked again, and kills (1) and timeouts (36) stand."""
+    (tmp_path / "properties").mkdir()
+    (tmp_path / "properties" / "test_x.py").write_text("def test_x(): assert True\n")
+    meta = tmp_path / "mutants" / "model" / "m.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.x_f__mutmut_3": 36, "m.x_f__mutmut_4": 2,
+             "m.x_f__mutmut_5": 35, "m.x_f__mutmut_6": None}
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    assert reset_stale_verdicts(tmp_path) == 3  # no hash recorded yet: the verdicts' suite is unknown
+    assert (tmp_path / SUITE_HASH).is_file()
+    kept = json.loads(meta.read_text())["exit_code_by_key"]
+    assert kept == {**codes, "m.x_f__mutmut_2": None, "m.x_f__mutmut_4": None, "m.x_f__mutmut_5": None}
+    kept["m.x_f__mutmut_2"] = 0
+    meta.write_text(json.dumps({"exit_code_by_key": kept}))
+    assert reset_stale_verdicts(tmp_path) == 0  # the same suite: the survivor stands
+    (tmp_path / "properties" / "test_x.py").write_text("def test_x(): assert 1\n")
+    assert reset_stale_verdicts(tmp_path) == 1
+    assert json.loads(meta.read_text())["exit_code_by_key"]["m.x_f__mutmut_2"] is None
+
+
+def test_a_package_counts_its_modules_and_subpackages():
+    counts, _ = parse_results(LISTING + "    model.broker.pop.ack.x_f__mutmut_1: killed\n"
+                                        "    model.client.pull.x_g__mutmut_1: survived\n")
+    packages = count_by_package(counts)
+    assert packages["model.broker"] == {"killed": 3, "survived": 1, "timeout": 1, "no tests": 1, "not checked": 1,
+                                        "other": 1}
+    assert packages["model.client"] == {"survived": 1}

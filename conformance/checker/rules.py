@@ -76,6 +76,7 @@ NOT_JUDGED: dict[str, str] = {
     "PL-06": "workloads subscribe with *, so no pull ends on filtered messages",
     "PL-08": "the model-backed broker never answers OFFSET_ILLEGAL to a workload",
     "PL-10": "a 5.2.0+ client's OFFSET_ILLEGAL repair; the broker never answers OFFSET_ILLEGAL to a workload",
+    "PL-11": "the model-backed broker never refuses a pull",
     "CC-01": "the service follows the consume mode the adapter registers; nothing on the wire distinguishes it",
     "CC-03": NOT_DRAWN + " (ackIndex)",
     "CC-08": INTERNAL,
@@ -92,6 +93,8 @@ NOT_JUDGED: dict[str, str] = {
     "SY-02": ONE_CONSUMER,
     "SY-03": "judged in part by SY-04 and SY-10",
     "SY-11": ONE_CONSUMER,
+    "SY-13": "exact fates need the listener's every answer and the broker's faults as properties' machines draw "
+             "them; a run is judged by SY-05, SY-06, SY-09 and SY-10",
     "LK-03": "lockAll runs every 20 s; " + LONG,
     "LK-04": "the lock mark goes stale after 30 s; " + LONG,
     "LK-05": NOT_DRAWN + " (orderly BROADCASTING)",

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.runner.backends import get_backend_name
+from conformance.runner.backends.fixtures import get_logs_dir, run_session
+from conformance.runner.backends.rocketmq5 import RocketMQ5Session
 from conformance.suite.pop_suite import PROXY_CONF, PopTarget
 
 
 @pytest.fixture(scope="session")
 def rocketmq5_clients(request: pytest.FixtureRequest):
     """The session's one RocketMQ 5.3.3 for client runs, started at first use, always stopped, logs kept on failure."""
-    from conformance.runner.backends import get_backend_name
-    from conformance.runner.backends.fixtures import get_logs_dir, run_session
-    from conformance.runner.backends.rocketmq5 import RocketMQ5Session
-
     if get_backend_name() != "rocketmq-5.3.3":
         pytest.skip("the 5.x clients run where RMQSPEC_BACKEND=rocketmq-5.3.3")
     session = RocketMQ5Session(get_logs_dir(request.config, "rocketmq5-logs"), proxy_conf=PROXY_CONF)

@@ -4,8 +4,12 @@ through the client against the session's RocketMQ 5.3.3, its verdicts recorded a
 
 from __future__ import annotations
 
+import pytest
+
 from conformance.harness import judge_pop_run
 from conformance.history.pop_workload import PopFault, PopMessage, PopWorkload
+from conformance.runner.backends.pop_backend import RealPopBackend
+from conformance.runner.clients.protocol import get_transcript_problems
 from conformance.runner.pop_run import run_pop_workload
 
 # The proxy's longest receive hold in the client suites' deployment (pop_fixtures.py): its 5 s minimum.
@@ -80,8 +84,6 @@ def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:
 def get_params(*apis: str) -> list:
     """The workloads of `apis` ("simple", "push", "pop") as pytest params (workload, the rule it is there for), ids
     `<api>-<name>`."""
-    import pytest
-
     suites = {"simple": SIMPLE, "push": PUSH, "pop": POP}
     return [pytest.param(w, JUDGES[f"{api}-{name}"], id=f"{api}-{name}") for api in apis
             for name, w in suites[api].items()]
@@ -90,8 +92,6 @@ def get_params(*apis: str) -> list:
 def require_client(reason: str | None) -> None:
     """Fail (not skip) where the client cannot run: the suite's tox env is meant to run it."""
     if reason:
-        import pytest
-
         pytest.fail(reason)
 
 
@@ -105,8 +105,6 @@ class PopTarget:
         self.backend = self.connect()
 
     def connect(self):
-        from conformance.runner.backends.pop_backend import RealPopBackend
-
         self.namesrv, self.endpoints = self.rocketmq5.namesrv_addr, self.rocketmq5.proxy_grpc_addr
         return RealPopBackend(self.rocketmq5.broker_addr, self.endpoints)
 
@@ -128,8 +126,6 @@ class PopTarget:
 def run_and_judge_pop(target: PopTarget, open_client, workload: PopWorkload, log_dir: str) -> dict[str, str]:
     """{rule: status} of one judged run; raises AssertionError on an undeclared or vanished deviation, and on a
     line either way that adapter protocol v2's schema rejects (jsonschema: the dev extra, the tox envs)."""
-    from conformance.runner.clients.protocol import get_transcript_problems
-
     consumers: list = []
     run = run_pop_workload(target, open_client, workload, log_dir, long_polling_ms=LONG_POLLING_MS,
                            consumers=consumers)

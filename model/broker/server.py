@@ -26,9 +26,12 @@ from model.values.wire import (
     PullMessage,
     PullResult,
     QueryConsumerOffset,
+    ResponseCode,
     RouteResult,
     SendBackRequest,
+    SendBackResult,
     SendMessage,
+    SendResult,
     UnlockBatchRequest,
     UpdateConsumerOffset,
     answers_for,
@@ -102,6 +105,21 @@ ANSWERS: dict[type, Callable] = {
     LockBatchRequest: answer_lock,
     UnlockBatchRequest: answer_unlock,
 }
+
+
+# The requests a fault can make the broker refuse (RefuseRequests), by the kind the fault names.
+REFUSABLE: dict[type, str] = {SendBackRequest: "send_back", SendMessage: "send", PullMessage: "pull"}
+
+
+def answer_refused(request, code: ResponseCode):
+    """[SY-13] The broker's answer to a request it refuses with an error `code`: nothing stored, and a pull's
+    status is the code's name (the client throws MQBrokerException on it, PL-11)."""
+    remark = f"refused: {code.name}"
+    if type(request) is SendBackRequest:
+        return SendBackResult(code, remark, None, ("SY-13",))
+    if type(request) is SendMessage:
+        return SendResult(code, remark, None, ("SY-13",))
+    return PullResult(code.name, [], request.offset)
 
 
 @answers_for(Broker)

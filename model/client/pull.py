@@ -7,7 +7,7 @@ from model.client.cluster import Cluster
 from model.client.consume_common import get_live_consumer, put_consumer, record_offset, schedule
 from model.client.consume_mode import get_consume_service
 from model.client.flow_control import CACHE_FLOW_CONTROL_MILLIS, compute_cache_flow_control
-from model.client.observations import PullObserved
+from model.client.observations import Note, PullObserved
 from model.client.offset_store import get_offset
 from model.client.process_queue import put_message
 from model.client.remote_offsets import commit_broker_offset
@@ -99,7 +99,7 @@ def process_pull(cluster: Cluster, due: PullDue) -> tuple[Cluster, list]:
         return schedule_pull(cluster, due.client_id, mq, cluster.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
     cluster = set_next_offset(cluster, due.client_id, mq, next_offset)
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), cluster.now, ("PL-04",))
-    handler = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal}.get(status, on_no_message)
+    handler = PULL_HANDLERS.get(status, on_pull_exception)
     cluster, more = handler(cluster, due.client_id, mq, found, next_offset)
     return cluster, observations + [seen] + more
 
@@ -151,6 +151,17 @@ def on_offset_illegal(cluster: Cluster, client_id: str, mq: MessageQueue, _found
     return schedule(cluster, cluster.now + (0 if immediate else OFFSET_ILLEGAL_FIX_DELAY_MILLIS), fix), []
 
 
+def on_pull_exception(cluster: Cluster, client_id: str, mq: MessageQueue, _found, _next_offset: int):
+    """[PL-11] Any other answer is an error code (MQBrokerException): the callback's onException pulls the same
+    offset again pullTimeDelayMillsWhenException later; nothing is cached and no offset moves."""
+    at = cluster.now + cluster.config.pull_time_delay_mills_when_exception
+    return schedule_pull(cluster, client_id, mq, at), [Note(f"{client_id} {mq}: pull refused", cluster.now, ("PL-11",))]
+
+
+PULL_HANDLERS = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal, "NO_NEW_MSG": on_no_message,
+                 "NO_MATCHED_MSG": on_no_message}
+
+
 def wake_flow_controlled_pulls(cluster: Cluster) -> Cluster:
     """[PL-02] [PL-03] A pull held back by the cache checks again every 50 ms; only an event can shrink the cache,
     so instead of firing every 50 ms the retry is scheduled at the first 50 ms tick after the check would pass
@@ -162,8 +173,12 @@ def wake_flow_controlled_pulls(cluster: Cluster) -> Cluster:
         if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
             cluster = evolve(cluster, flow_parked=discard(cluster.flow_parked, key))
         elif compute_flow_control(cluster, client_id, mq, pq)[0] is None:
-            at = since + CACHE_FLOW_CONTROL_MILLIS * ((cluster.now - since) // CACHE_FLOW_CONTROL_MILLIS + 1)
-            cluster = schedule_pull(evolve(cluster, flow_parked=discard(cluster.flow_parked, key)), client_id, mq, at)
+            ticks = (cluster.now - since) // CACHE_FLOW_CONTROL_MILLIS
+            # [LK-08] Java's held-back pull ran at every one of the skipped ticks, each stamping lastPullTimestamp.
+            pq = evolve(pq, last_pull_timestamp=max(pq.last_pull_timestamp, since + CACHE_FLOW_CONTROL_MILLIS * ticks))
+            cluster = put_consumer(evolve(cluster, flow_parked=discard(cluster.flow_parked, key)),
+                                   evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
+            cluster = schedule_pull(cluster, client_id, mq, since + CACHE_FLOW_CONTROL_MILLIS * (ticks + 1))
     return cluster
 
 

@@ -1,7 +1,8 @@
 """The events from outside the modelled cluster, the inputs of `model.system.step.step` (spec/11-guarantees.md):
 a produce, a listener's result, the clock moving, a held one-way commit arriving, membership changes, a crash, lock
-request faults, expired commit-log files. The two that come once per message (a produce, a listener's result) are
-named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others are frozen attrs records."""
+request faults, expired commit-log files, the broker's permission and its refusals. The two that come once per
+message (a produce, a listener's result) are named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others
+are frozen attrs records."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from attrs import frozen
 
 from model.client.listener import ListenerResult
 from model.values.message import MessageQueue
+from model.values.wire import ResponseCode
 
 
 class Produce(NamedTuple):
@@ -79,3 +81,22 @@ class ExpireQueueHead:
 
     queue: MessageQueue
     min_offset: int
+
+
+@frozen
+class SetBrokerPermission:
+    """[SY-13] The broker's brokerPermission becomes `perm` (updateBrokerConfig): PERM_READ alone is read-only, so
+    send-backs and %RETRY% sends are refused with NO_PERMISSION and producers find no writeable queue, while pulls
+    are still answered; PERM_READ | PERM_WRITE is writeable again."""
+
+    perm: int
+
+
+@frozen
+class RefuseRequests:
+    """[SY-13] From now on the broker answers every request of `kind` ("send_back": CONSUMER_SEND_MSG_BACK, "send": a
+    client's SEND_MESSAGE to %RETRY%, "pull": PULL_MESSAGE) with the error `code` instead of handling it (a store
+    that fails, a group or topic config it lost, a permission revoked); `code` None ends that."""
+
+    kind: str
+    code: ResponseCode | None = None

@@ -5,7 +5,7 @@ the broker holds is answered once its queue has a message at or past the offset 
 
 from __future__ import annotations
 
-from model.broker.server import ANSWERS
+from model.broker.server import ANSWERS, REFUSABLE, answer_refused
 from model.client.pull import wake_flow_controlled_pulls, wake_parked_pulls
 from model.system.state import System
 from model.values.records import evolve, new_tuple
@@ -35,10 +35,15 @@ TIMED = frozenset({SendBackRequest, SendMessage, LockBatchRequest, QueryConsumer
 @answers_for(System)
 def route(system: System, request, _context: Context | None = None) -> tuple[System, object]:
     """A client's request, answered by the cluster's broker; a one-way commit is held instead while the network
-    holds them (its answer says so: no previous offset), until DeliverOneway brings it or loses it."""
+    holds them (its answer says so: no previous offset), until DeliverOneway brings it or loses it; a request of a
+    kind the broker refuses (RefuseRequests) gets that error answer [SY-13]."""
     if system.hold_oneway and type(request) is UpdateConsumerOffset and request.oneway:
         return evolve(system, oneway=system.oneway.append(request)), CommitResult(None)
     kind = type(request)
+    if system.refusals:
+        code = system.refusals.get(REFUSABLE.get(kind))
+        if code is not None:
+            return system, answer_refused(request, code)
     context = new_tuple(Context, (system.config, system.now, compute_random(system))) if kind in TIMED else None
     broker, answer = ANSWERS[kind](system.broker, request, context)
     return (system if broker is system.broker else evolve(system, broker=broker)), answer

@@ -48,3 +48,5 @@ class System:
     incarnations: int = 0
     # Instances whose lock requests currently fail (LockRequestsFail).
     lock_faults: frozenset = frozenset()
+    # Request kind ("send_back", "send", "pull") -> the error code the broker answers it with (RefuseRequests).
+    refusals: immutables.Map = field(factory=immutables.Map)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.broker.state import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic
+from model.broker.state import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic, is_writeable
 from model.broker.store import put_record
 from model.client.consume_mode import get_consume_service
 from model.client.rebalance import crash, set_members
@@ -19,6 +19,8 @@ from model.system.events import (
     ExpireQueueHead,
     LockRequestsFail,
     Produce,
+    RefuseRequests,
+    SetBrokerPermission,
     SetMembers,
 )
 from model.system.observations import Produced
@@ -28,7 +30,7 @@ from model.system.state import System
 from model.values.config import Config
 from model.values.message import create_message, get_retry_topic, java_string_hash
 from model.values.names import GROUP, TOPIC
-from model.values.records import evolve, new_tuple
+from model.values.records import discard, evolve, new_tuple
 
 
 def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_queue_nums: int = 2,
@@ -47,6 +49,10 @@ def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_q
 
 
 def on_produce(system: System, event: Produce) -> tuple[System, list]:
+    """A producer's send is stored (SY-01), unless the broker is read-only (SY-13): it registers its topics with its
+    own permission, and a producer publishes to writeable queues only, so the send fails and nothing is stored."""
+    if not is_writeable(system.broker.perm):
+        return system, []
     message = create_message(TOPIC, event.uniq_key, body=event.uniq_key.encode(), tags=event.tags,
                              queue_id=event.queue_id, delay_level=event.delay_level, born_timestamp=system.now)
     store, record, _properties = put_record(system.broker.store, message, system.now, system.config.delay_levels)
@@ -83,6 +89,20 @@ def on_lock_requests_fail(system: System, event: LockRequestsFail) -> tuple[Syst
     return evolve(system, lock_faults=frozenset(faults)), []
 
 
+def on_set_broker_permission(system: System, event: SetBrokerPermission) -> tuple[System, list]:
+    """[SY-13] The broker becomes read-only or writeable again; what is stored and scheduled stays."""
+    return evolve(system, broker=evolve(system.broker, perm=event.perm)), []
+
+
+def on_refuse_requests(system: System, event: RefuseRequests) -> tuple[System, list]:
+    """[SY-13] The broker starts (or stops) answering one kind of request with an error code."""
+    if event.code is None:
+        refusals = discard(system.refusals, event.kind)
+    else:
+        refusals = system.refusals.set(event.kind, event.code)
+    return evolve(system, refusals=refusals), []
+
+
 EVENT_HANDLERS: dict[type, Callable] = {
     Produce: on_produce,
     CompleteConsume: on_complete,
@@ -91,6 +111,8 @@ EVENT_HANDLERS: dict[type, Callable] = {
     Crash: lambda system, event: crash(system, event.client_id),
     ExpireQueueHead: on_expire_queue_head,
     LockRequestsFail: on_lock_requests_fail,
+    SetBrokerPermission: on_set_broker_permission,
+    RefuseRequests: on_refuse_requests,
 }
 
 

@@ -3,6 +3,7 @@ rule's conforming history, and the smallest history that breaks it, so that no c
 
 from __future__ import annotations
 
+from conformance.checker.deviations5 import COUNTEREXAMPLES5
 from conformance.checker.pop_checks import (
     POP_CHECKS,
     check_at_least_once,
@@ -18,8 +19,13 @@ from conformance.checker.pop_checks import (
 )
 from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun, Settled
-from conformance.history.pop_workload import PopMessage, PopWorkload
+from conformance.history.pop_workload import (
+    PopFault,  # noqa: F401 - names the counterexamples may use
+    PopMessage,
+    PopWorkload,
+)
 from conformance.history.records import Delivery
+from conformance.suite.pop_suite import POP, PUSH, SIMPLE
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
 
@@ -136,10 +142,6 @@ def test_every_5x_client_rule_has_a_status_for_every_api():
 
 def test_each_5x_counterexample_is_a_workload_the_client_suites_run():
     """A 5.x deviation's counterexample is Python for a PopWorkload that pop_suite.py runs: the full runs replay it."""
-    from conformance.checker.deviations5 import COUNTEREXAMPLES5
-    from conformance.history.pop_workload import PopFault  # noqa: F401 - names the counterexamples may use
-    from conformance.suite.pop_suite import POP, PUSH, SIMPLE
-
     suites = [*SIMPLE.values(), *PUSH.values(), *POP.values()]
     for source in COUNTEREXAMPLES5.values():
         assert eval(source) in suites, source  # noqa: S307 - our own declarations

@@ -27,6 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from conformance.runner.backends.rocketmq5 import find_build_dir
 from conformance.runner.clients import driver
 from conformance.runner.clients.driver import AdapterConsumer, OutcomeScript, StartRequest
 from runenv.run_context import SettingError, get_cache_dir
@@ -214,8 +215,6 @@ POP_CLIENT_VERSION = "5.3.3"
 
 def get_pop_classpath() -> list[str] | None:
     """The 5.3.3 client's classpath (the build's jars/*, Debian's), or None when a part is missing."""
-    from conformance.runner.backends.rocketmq5 import find_build_dir
-
     build = find_build_dir(Path(__file__).resolve())
     debian = [f"{DEBIAN_DIR}/{name}.jar" for name in POP_DEBIAN_JARS]
     if build is None or not all(os.path.isfile(jar) for jar in debian):

@@ -182,8 +182,10 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                      prefix: str = "c5", long_polling_ms: int = 20_000, consumers: list | None = None) -> PopRun:
     """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
     `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
-    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript)."""
-    backend = target.backend
+    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript).
+    The run starts on new connections: the broker closes one idle for 120 s, as the last run's may be (a client's
+    install between runs, `npm ci`, took that long in a CI rehearsal)."""
+    backend = target.reconnect()
     topic, group, settings = set_up(backend, workload, prefix)
     request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
     runner = PopRunner(open_client, workload, request, log_dir, target)

@@ -202,8 +202,11 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
     """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
     `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
     `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript)."""
+    try:
+        topic, group, settings = set_up(target.backend, workload, prefix)
+    except (ConnectionError, OSError):  # the broker closed the connection idle since the last run (120 s)
+        topic, group, settings = set_up(target.reconnect(), workload, prefix)
     backend = target.backend
-    topic, group, settings = set_up(backend, workload, prefix)
     request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
     runner = PopRunner(open_client, workload, request, log_dir, target)
     if consumers is not None:

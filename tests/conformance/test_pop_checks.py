@@ -22,7 +22,7 @@ from conformance.checker.pop_checks import (
 from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun, Settled
 from conformance.history.pop_workload import (
-    PopFault,  # noqa: F401 - names the counterexamples may use
+    PopFault,
     PopMessage,
     PopWorkload,
 )
@@ -73,6 +73,21 @@ def test_a_message_neither_consumed_nor_dead_lettered_is_lost_once_its_redeliver
     late_ack = PopWorkload((PopMessage("m0", ("LATE_ACK",)),))
     refused = make_run(late_ack, [delivery(1, 0)], [Settled(1, 3600, "ack", "INVALID_RECEIPT_HANDLE")])
     assert check_at_least_once(refused)[0] == "deviates"
+
+
+def test_an_ack_on_its_way_when_the_consumer_was_killed_may_have_consumed_the_message():
+    """A kill right after a delivery whose answer is ACK: the ack may have reached the proxy (no settlement was
+    written before the kill). With no redelivery and no copy once the revive was due, it did: conforms. Without the
+    kill, or for an answer that never acks, the same history is a loss; before the revive was due, indefinite."""
+    acked = PopWorkload((PopMessage("m0"),), invisible_ms=2000, faults=(PopFault("client_kill", "m0", 0),))
+    killed = evolve(make_run(acked, [delivery(1, 0)], ended=60_000), faults=(FaultEvent("client_kill", 40, 60, "m0"),))
+    assert check_at_least_once(killed)[0] == "conforms"
+    assert check_at_least_once(evolve(killed, ended_ms=3_000))[0] == "indefinite"
+    assert check_at_least_once(evolve(killed, faults=()))[0] == "deviates"
+    held = evolve(killed, workload=evolve(acked, messages=(PopMessage("m0", ("NOTHING",)),)))
+    assert check_at_least_once(held)[0] == "deviates"
+    earlier = evolve(killed, faults=(FaultEvent("client_kill", -5, 0, "m0"),))  # a kill before the delivery
+    assert check_at_least_once(earlier)[0] == "deviates"
 
 
 def test_a_poison_message_dead_lettered_after_max_attempts_conforms_and_early_deviates():

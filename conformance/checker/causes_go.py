@@ -88,6 +88,38 @@ def has_orderly_send_back_give_up(run: Run, key: str) -> bool:
         r.fields.get("delayLevel") for r in sent} == {"-1"}
 
 
+def get_instances(run: Run) -> list[int]:
+    """Per delivery of the run, the client instance that made it (0, 1, ...): each adapter numbers its deliveries
+    from 1 (a batch shares its number, never with the same message twice), so a number lower than the one before,
+    or the same number with a message it already held, starts the next instance."""
+    instances, current, previous, held = [], 0, 0, set()
+    for delivery in run.deliveries:
+        if delivery.number < previous or (delivery.number == previous and delivery.uniq_key in held):
+            current += 1
+        held = held | {delivery.uniq_key} if delivery.number == previous else {delivery.uniq_key}
+        previous = delivery.number
+        instances.append(current)
+    return instances
+
+
+def is_broadcast_failure_held(run: Run, key: str) -> bool:
+    """[CC-09] BROADCASTING: a failed delivery of `key` (any key, for "") came again only in a later client instance
+    (after a restart or a kill), never within its own: the client dropped the failure without removing it from the
+    process queue, so the offset it persisted locally stayed below it and the next instance consumed it again."""
+    if run.workload.model != "broadcasting":
+        return False
+    instances = get_instances(run)
+    seen = list(zip(run.deliveries, instances, strict=True))
+    keys = [key] if key else sorted({d.uniq_key for d in run.deliveries})
+    for name in keys:
+        mine = [(d, i) for d, i in seen if d.uniq_key == name]
+        failed = [i for d, i in mine if not run.workload.is_success(d.status)]
+        again = [i for d, i in mine[1:]]
+        if failed and again and all(i > min(failed) for i in again):
+            return True
+    return False
+
+
 LONG_PULL_SUSPEND = Cause("a pull held up to 20 s (_BrokerSuspendMaxTime)", has_long_pull_suspend)
 NO_UNREGISTER = Cause("no UNREGISTER_CLIENT at shutdown", has_no_unregister)
 PANIC_STUCK = Cause("a panicking listener: its goroutine recovers and drops the call, the message stays in the process "
@@ -105,3 +137,6 @@ ORDERLY_NULL_SUCCESS = Cause("orderly: an error with the zero ConsumeResult read
                              has_orderly_null_read_as_success)
 ORDERLY_GIVE_UP_SEND_BACK = Cause("the orderly give-up is a send-back with delayLevel -1",
                                   has_orderly_send_back_give_up)
+BROADCAST_FAILURE_HELD = Cause("BROADCASTING: a failure logged as dropped but left in the process queue, its offset "
+                               "never persisted past it, consumed again by the next instance",
+                               is_broadcast_failure_held)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from conformance.checker.causes import Cause, has_twoway_offset_update
 from conformance.checker.causes_go import (
+    BROADCAST_FAILURE_HELD,
     ERROR_ANSWER_READ_AS_DONE,
     ERROR_RESULT_SWALLOWED,
     LATE_ORDERLY_GIVE_UP,
@@ -46,6 +47,12 @@ def has_plain_answer(run, status: str) -> bool:
     return is_plain_concurrently(run) and not run.workload.faults and any(d.status == status for d in run.deliveries)
 
 
+def has_panic(run) -> bool:
+    """A listener panicked: its message holds its queue's offset, so what follows it in the queue may stay
+    indefinite (the broker still holds it) instead of lost."""
+    return any(d.status == "EXCEPTION" for d in run.deliveries)
+
+
 def has_hit_error_answer(run) -> bool:
     """A plain concurrently run where a send-back of a failed delivery was answered with an error code (an injected
     SYSTEM_ERROR, or NO_PERMISSION of the broker made not writeable)."""
@@ -68,8 +75,9 @@ GO_DECLARED: tuple[Deviation, ...] = (
               GO_SOURCE + "consumer/consumer.go#L53-L53",
               when=lambda run: bool(run.get_requests(PULL_MESSAGE)), causes=(LONG_PULL_SUSPEND,)),
     Deviation("RB-05", GO,
-              "UPDATE_CONSUMER_OFFSET is sent with InvokeSync, a request the broker answers, not one-way",
-              GO_SOURCE + "consumer/offset_store.go#L385-L402",
+              "UPDATE_CONSUMER_OFFSET goes through InvokeOneWay, which writes the command as built: the one-way flag "
+              "never reaches the wire (the client waits for no answer, but the broker answers it)",
+              GO_SOURCE + "internal/remote/remote_client.go#L143-L149",
               when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET)),
               causes=(Cause("UPDATE_CONSUMER_OFFSET without the one-way flag", has_twoway_offset_update),)),
     Deviation("RB-07", GO,
@@ -104,7 +112,7 @@ GO_DECLARED: tuple[Deviation, ...] = (
               "a message is lost (neither consumed nor dead-lettered) when the listener returns an error with the "
               "zero ConsumeResult (CC-04, OR-07) or its send-back is answered with an error code (CC-06)",
               PUSH + "#L1182-L1199",
-              when=lambda run: has_plain_answer(run, "NULL") or has_hit_error_answer(run),
+              when=lambda run: not has_panic(run) and (has_plain_answer(run, "NULL") or has_hit_error_answer(run)),
               causes=(ERROR_RESULT_SWALLOWED, ERROR_ANSWER_READ_AS_DONE, ORDERLY_NULL_SUCCESS)),
     Deviation("CFG-04", GO,
               "an orderly SUSPEND_CURRENT_QUEUE_A_MOMENT consumes the queue again at once: the client sleeps the "
@@ -119,6 +127,17 @@ GO_DECLARED: tuple[Deviation, ...] = (
               causes=(LATE_ORDERLY_GIVE_UP, ORDERLY_NULL_SUCCESS),
               frequency="every run of the declared counterexample; it shows wherever an orderly message fails past a "
                         "bounded maxReconsumeTimes or is answered NULL last"),
+    Deviation("CC-09", GO,
+              "BROADCASTING: a failed message is logged as dropped but never removed from the process queue, so the "
+              "offset the client persists (to its local file) never passes it: the next instance after a restart "
+              "consumes it, and every later message of its queue, again",
+              PUSH + "#L1169-L1199", when=None, causes=(BROADCAST_FAILURE_HELD,),
+              frequency="every BROADCASTING run with a failure and a client restart after it (seen in the first "
+                        "full run, both backends)"),
+    Deviation("SY-08", GO,
+              "BROADCASTING: a failed message comes again after a restart (follows from CC-09)",
+              PUSH + "#L1169-L1199", when=None, causes=(BROADCAST_FAILURE_HELD,),
+              frequency="with CC-09's deviation"),
     Deviation("SB-09", GO,
               "the orderly give-up is a CONSUMER_SEND_MSG_BACK with delayLevel -1 to the message's store host (the "
               "broker dead-letters it at once), where 4.9.8 sends the message to %RETRY% with RECONSUME_TIME and "
@@ -130,6 +149,8 @@ _PLAIN = 'Workload((MessageSpec("m0", "TagA"),)), -1'
 _ERROR = 'Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",) * 2),), (Fault("send_back_error", "m0", 0),)), 1'
 _ORDERLY_MAX = ('Workload((MessageSpec("m0", "TagA", 0, ("SUSPEND_CURRENT_QUEUE_A_MOMENT",) * 4),), mode="orderly"), '
                 '1')
+_BROADCAST_HELD = ('Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)), MessageSpec("m1", "TagB")), '
+                   'model="broadcasting", restart_after=2), -1')
 GO_COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
     ("CFG-01", GO): _PLAIN,
     ("RB-05", GO): _PLAIN,
@@ -142,6 +163,8 @@ GO_COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
     ("CFG-04", GO): _ORDERLY_MAX,
     ("OR-07", GO): _ORDERLY_MAX,
     ("SB-09", GO): _ORDERLY_MAX,
+    ("CC-09", GO): _BROADCAST_HELD,
+    ("SY-08", GO): _BROADCAST_HELD,
 }
 
 ORDERLY_PANIC = ("a panicking orderly listener kills the client's process: the orderly consume loop runs under "

@@ -195,6 +195,14 @@ class GoConsumer(AdapterConsumer):
     # A listener's panic in the orderly consume loop is not recovered: the process dies under the harness.
     reports_early_exit = True
 
+    def get_env(self) -> dict[str, str]:
+        """BROADCASTING offsets go to a file under rocketmq.client.localOffsetStoreDir ($HOME/.rocketmq_client_go by
+        default): the run's log directory, which a restarted instance of the same run reads again."""
+        env = super().get_env()
+        if self.log_dir:
+            env["rocketmq.client.localOffsetStoreDir"] = os.path.join(self.log_dir, "offsets")
+        return env
+
     def get_argv(self) -> list[str]:
         binary, reason = get_adapter()
         if binary is None:

@@ -120,6 +120,17 @@ def is_broadcast_failure_held(run: Run, key: str) -> bool:
     return False
 
 
+def has_uncommitted_orderly_verdict(run: Run, key: str) -> bool:
+    """[OR-13] Orderly under autoCommit: a message answered COMMIT or ROLLBACK (any, for "") came again later: the
+    answer committed nothing while the queue went on, so its offset stayed at that message until a later
+    ConsumeSuccess, and a restart before one consumed it again behind messages that had followed it."""
+    if run.workload.mode != "orderly" or not run.workload.auto_commit:
+        return False
+    seen = [d for d in run.deliveries if not key or d.uniq_key == key]
+    return any(d.status in ("COMMIT", "ROLLBACK") and any(
+        later.uniq_key == d.uniq_key for later in seen[index + 1:]) for index, d in enumerate(seen))
+
+
 LONG_PULL_SUSPEND = Cause("a pull held up to 20 s (_BrokerSuspendMaxTime)", has_long_pull_suspend)
 NO_UNREGISTER = Cause("no UNREGISTER_CLIENT at shutdown", has_no_unregister)
 PANIC_STUCK = Cause("a panicking listener: its goroutine recovers and drops the call, the message stays in the process "
@@ -140,3 +151,6 @@ ORDERLY_GIVE_UP_SEND_BACK = Cause("the orderly give-up is a send-back with delay
 BROADCAST_FAILURE_HELD = Cause("BROADCASTING: a failure logged as dropped but left in the process queue, its offset "
                                "never persisted past it, consumed again by the next instance",
                                is_broadcast_failure_held)
+AUTOCOMMIT_VERDICT_UNCOMMITTED = Cause("orderly under autoCommit: COMMIT or ROLLBACK commits nothing, the queue "
+                                       "goes on, and the message comes again after a restart",
+                                       has_uncommitted_orderly_verdict)

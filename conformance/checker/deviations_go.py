@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from conformance.checker.causes import Cause, has_twoway_offset_update
 from conformance.checker.causes_go import (
+    AUTOCOMMIT_VERDICT_UNCOMMITTED,
     BROADCAST_FAILURE_HELD,
     ERROR_ANSWER_READ_AS_DONE,
     ERROR_RESULT_SWALLOWED,
@@ -138,6 +139,14 @@ GO_DECLARED: tuple[Deviation, ...] = (
               "BROADCASTING: a failed message comes again after a restart (follows from CC-09)",
               PUSH + "#L1169-L1199", when=None, causes=(BROADCAST_FAILURE_HELD,),
               frequency="with CC-09's deviation"),
+    Deviation("OR-13", GO,
+              "under autoCommit an orderly COMMIT or ROLLBACK is logged as illegal and commits nothing (Go's switch "
+              "does not fall through into the success case as 4.9.8's does) while the queue goes on to the next "
+              "messages: its offset stays at that message until a later ConsumeSuccess commits, so a restart before "
+              "one consumes it again after messages that followed it",
+              PUSH + "#L1318-L1325", when=None, causes=(AUTOCOMMIT_VERDICT_UNCOMMITTED,),
+              frequency="every run of the declared counterexample; drawn once in the first conformance-go run (the "
+                        "same workload on both backends)"),
     Deviation("SB-09", GO,
               "the orderly give-up is a CONSUMER_SEND_MSG_BACK with delayLevel -1 to the message's store host (the "
               "broker dead-letters it at once), where 4.9.8 sends the message to %RETRY% with RECONSUME_TIME and "
@@ -163,6 +172,8 @@ GO_COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
     ("CFG-04", GO): _ORDERLY_MAX,
     ("OR-07", GO): _ORDERLY_MAX,
     ("SB-09", GO): _ORDERLY_MAX,
+    ("OR-13", GO): 'Workload((MessageSpec("m0", "TagA", 0, ("ROLLBACK",)), MessageSpec("m1", "TagA"), '
+                   'MessageSpec("m2", "TagA", 0, ("ROLLBACK",))), mode="orderly", restart_after=3), -1',
     ("CC-09", GO): _BROADCAST_HELD,
     ("SY-08", GO): _BROADCAST_HELD,
 }

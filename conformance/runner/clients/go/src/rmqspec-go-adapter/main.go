@@ -88,7 +88,8 @@ func toRecord(msg *primitive.MessageExt, mq primitive.MessageQueue) map[string]i
 }
 
 // deliver writes delivery K and waits for its outcome (or a release at stop, or the time limit).
-func (a *adapter) deliver(msgs []*primitive.MessageExt, mq primitive.MessageQueue, context map[string]interface{}) map[string]interface{} {
+func (a *adapter) deliver(msgs []*primitive.MessageExt, mq primitive.MessageQueue,
+	view map[string]interface{}) map[string]interface{} {
 	a.lock.Lock()
 	a.next++
 	number := a.next
@@ -100,9 +101,9 @@ func (a *adapter) deliver(msgs []*primitive.MessageExt, mq primitive.MessageQueu
 	for _, msg := range msgs {
 		records = append(records, toRecord(msg, mq))
 	}
-	context["queue"] = map[string]interface{}{"topic": mq.Topic, "brokerName": mq.BrokerName, "queueId": mq.QueueId}
+	view["queue"] = map[string]interface{}{"topic": mq.Topic, "brokerName": mq.BrokerName, "queueId": mq.QueueId}
 	a.send(map[string]interface{}{"type": "delivery", "delivery": number, "thread": "goroutine",
-		"messages": records, "context": context})
+		"messages": records, "context": view})
 	if stopping {
 		a.releaseOne(number)
 	}
@@ -192,12 +193,12 @@ func (a *adapter) toResult(outcome map[string]interface{}) (consumer.ConsumeResu
 }
 
 func (a *adapter) listener(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-	context := map[string]interface{}{}
+	view := map[string]interface{}{}
 	var mq primitive.MessageQueue
 	if concurrently, ok := primitive.GetConcurrentlyCtx(ctx); ok {
 		mq = concurrently.MQ
-		context["delayLevelWhenNextConsume"] = concurrently.DelayLevelWhenNextConsume
-		outcome := a.deliver(msgs, mq, context)
+		view["delayLevelWhenNextConsume"] = concurrently.DelayLevelWhenNextConsume
+		outcome := a.deliver(msgs, mq, view)
 		if level, ok := outcome["delayLevel"].(float64); ok {
 			concurrently.DelayLevelWhenNextConsume = int(level)
 		}
@@ -209,10 +210,10 @@ func (a *adapter) listener(ctx context.Context, msgs ...*primitive.MessageExt) (
 	orderly, _ := primitive.GetOrderlyCtx(ctx)
 	if orderly != nil {
 		mq = orderly.MQ
-		context["autoCommit"] = orderly.AutoCommit
-		context["suspendCurrentQueueTimeMillis"] = orderly.SuspendCurrentQueueTimeMillis
+		view["autoCommit"] = orderly.AutoCommit
+		view["suspendCurrentQueueTimeMillis"] = orderly.SuspendCurrentQueueTimeMillis
 	}
-	outcome := a.deliver(msgs, mq, context)
+	outcome := a.deliver(msgs, mq, view)
 	if orderly != nil {
 		if auto, ok := outcome["autoCommit"].(bool); ok {
 			orderly.AutoCommit = auto

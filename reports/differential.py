@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports.escape import to_markdown
+from reportformat.escape import to_markdown
 from reports.spec_rules import get_spec_rules
 
 RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports

@@ -21,7 +21,7 @@ from attrs import evolve
 
 from conformance.codec import pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun
-from conformance.history.pop_workload import PopWorkload
+from conformance.history.pop_workload import LASTING_KINDS, RESTART_KINDS, PopFault, PopWorkload
 from conformance.history.records import FaultEvent
 from conformance.runner.clients.driver import AdapterConsumer, OutcomeScript, StartRequest
 
@@ -74,7 +74,8 @@ def make_request(workload: PopWorkload, topic: str, group: str, instance: str, n
     if workload.api == "pop":
         config = {"invisibleMs": workload.invisible_ms, "maxReconsumeTimes": workload.max_reconsume_times,
                   "clientRebalance": False, "consumeMessageBatchMaxSize": 1}
-        return StartRequest(namesrv, group, topic, instance, config=config, api="push", fifo=workload.fifo)
+        mode = "orderly" if workload.fifo else "concurrently"
+        return StartRequest(namesrv, group, topic, instance, mode=mode, config=config, api="push", fifo=workload.fifo)
     return StartRequest(namesrv, group, topic, instance, config=config, api=workload.api, endpoints=endpoints,
                         fifo=workload.fifo)
 
@@ -113,6 +114,7 @@ class PopRunner:
         self.consumers: list[AdapterConsumer] = []
         self.faults: list[FaultEvent] = []
         self.pending = list(workload.faults)
+        self.lasting: list[tuple[float, PopFault, float]] = []  # (due end, fault, began ms) of a fault still on
 
     def start_consumer(self) -> AdapterConsumer:
         consumer = self.open_client(self.request, self.workload.make_script(), self.log_dir)
@@ -123,19 +125,33 @@ class PopRunner:
         return consumer
 
     def poll_faults(self) -> None:
-        """A fault whose delivery happened: restart the proxy with its broker under the live consumer, or kill or
-        stop the consumer and start another."""
+        """A fault whose delivery happened: restart or kill the proxy with its broker under the live consumer, make
+        the broker read-only or the name server mute for the fault's duration, or kill or stop the consumer and
+        start another; a lasting fault whose duration passed ends."""
+        self.end_lasting(time.monotonic())
         live = self.consumers[-1]
         for fault in list(self.pending):
             if any(d.uniq_key == fault.key and d.seen_before == fault.delivery for d in live.deliveries):
                 self.pending.remove(fault)
                 began = time.monotonic() * 1000
-                if fault.kind == "proxy_restart":
-                    self.target.restart()
+                if fault.kind in LASTING_KINDS:
+                    self.target.set_fault(fault.kind, True)
+                    self.lasting.append((time.monotonic() + fault.duration_ms / 1000, fault, began))
+                    continue
+                if fault.kind in RESTART_KINDS:
+                    self.target.restart() if fault.kind == "proxy_restart" else self.target.crash()
                 else:
                     live.kill() if fault.kind == "client_kill" else live.stop()
                     live = self.start_consumer()
                 self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
+
+    def end_lasting(self, now_s: float) -> None:
+        """End each lasting fault due by `now_s` (every one at the run's end: `now_s` infinite)."""
+        for entry in [e for e in self.lasting if e[0] <= now_s]:
+            self.lasting.remove(entry)
+            _due, fault, began = entry
+            self.target.set_fault(fault.kind, False)
+            self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
 
     def wait(self, cap: int) -> None:
         """Until every message is settled and QUIET_S passed without a delivery, at most RUN_LIMIT_S; the DLQ is
@@ -155,8 +171,11 @@ class PopRunner:
             time.sleep(POLL_S)
 
     def stop_all(self) -> None:
-        for consumer in self.consumers:
-            consumer.stop()
+        try:
+            self.end_lasting(float("inf"))
+        finally:
+            for consumer in self.consumers:
+                consumer.stop()
 
 
 def read_copies(backend, topic: str) -> tuple[tuple[str, int], ...]:
@@ -182,8 +201,10 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                      prefix: str = "c5", long_polling_ms: int = 20_000, consumers: list | None = None) -> PopRun:
     """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
     `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
-    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript)."""
-    backend = target.backend
+    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript).
+    The run starts on new connections: the broker closes one idle for 120 s, as the last run's may be (a client's
+    install between runs, `npm ci`, took that long in a CI rehearsal)."""
+    backend = target.reconnect()
     topic, group, settings = set_up(backend, workload, prefix)
     request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
     runner = PopRunner(open_client, workload, request, log_dir, target)

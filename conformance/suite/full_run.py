@@ -132,7 +132,7 @@ def format_shrunk(signature: str, shrunk: Shrunk, client: str, backend: str = "m
     source = format_case(shrunk.workload, shrunk.client_max)
     budget = get_budget()
     real = backend not in ("", "model")
-    replay = (f"python -m conformance.runner.backends.loopback " if real else "") \
+    replay = ("python -m conformance.runner.backends.loopback " if real else "") \
         + f"python -m conformance.suite.replay --client {client}" + (f" --backend {backend}" if real else "")
     return [f"shrunk ({signature}): {source}",
             f"  {shrunk.runs} re-runs, {shrunk.seconds:.0f} s (budget {budget.runs} re-runs, {budget.seconds:.0f} s; "

@@ -3,6 +3,8 @@ rule's conforming history, and the smallest history that breaks it, so that no c
 
 from __future__ import annotations
 
+from attrs import evolve
+
 from conformance.checker.deviations5 import COUNTEREXAMPLES5
 from conformance.checker.pop_checks import (
     POP_CHECKS,
@@ -24,7 +26,7 @@ from conformance.history.pop_workload import (
     PopMessage,
     PopWorkload,
 )
-from conformance.history.records import Delivery
+from conformance.history.records import Delivery, FaultEvent
 from conformance.suite.pop_suite import POP, PUSH, SIMPLE
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
@@ -145,3 +147,14 @@ def test_each_5x_counterexample_is_a_workload_the_client_suites_run():
     suites = [*SIMPLE.values(), *PUSH.values(), *POP.values()]
     for source in COUNTEREXAMPLES5.values():
         assert eval(source) in suites, source  # noqa: S307 - our own declarations
+
+
+def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_binding():
+    """A redelivery across a lasting fault is still judged (PG-03); across a restart or a kill it is not."""
+    workload = PopWorkload((PopMessage("m0", ("NOTHING",)),), invisible_ms=2000)
+    deliveries = [delivery(1, 0), delivery(2, 1000, attempt=2, seen=1)]
+    for kind, verdict in (("broker_read_only", "deviates"), ("namesrv_stop", "deviates"), ("proxy_kill", "conforms"),
+                          ("client_kill", "conforms")):
+        run = evolve(make_run(workload, deliveries, [Settled(2, 1010, "ack", "OK")]),
+                     faults=(FaultEvent(kind, 500, 600, "m0"),))
+        assert check_invisible_time(run)[0] == verdict, kind

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from conformance.checker.causes import is_in_a_raising_batch
 from conformance.checker.checks import get_swallowed
+from conformance.checker.deviations import DECLARED
 from conformance.checker.differential import predict_run
 from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
 from conformance.checker.observe import check_invariants, get_replayed_originals
 from conformance.checker.predict import predict
-from conformance.checker.deviations import DECLARED
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import (

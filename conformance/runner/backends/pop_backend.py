@@ -121,7 +121,7 @@ class WirePopBackend:
 
     def __init__(self, broker_addr: str, proxy_addr: str, timeout: float = 10.0) -> None:
         self.client = BrokerClient(broker_addr, timeout)
-        self.proxy_addr, self.timeout = proxy_addr, timeout
+        self.broker_addr, self.proxy_addr, self.timeout = broker_addr, proxy_addr, timeout
         self.consumers: dict[tuple[str, str, str], ProxyClient] = {}
         self.set_group(READER_GROUP)
 
@@ -129,6 +129,13 @@ class WirePopBackend:
         for consumer in self.consumers.values():
             consumer.close()
         self.client.close()
+
+    def reconnect(self) -> None:
+        """New connections after the broker restarted under them: the remoting one, and no gRPC consumer yet."""
+        with contextlib.suppress(OSError):
+            self.close()
+        self.consumers = {}
+        self.client = BrokerClient(self.broker_addr, self.timeout)
 
     def create_topic(self, topic: str, queues: int = 1, fifo: bool = False) -> None:
         fields = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues,

@@ -126,27 +126,29 @@ GO_DECLARED: tuple[Deviation, ...] = (
               "ConsumeSuccess: the queue moves on",
               PUSH + "#L1368-L1387", when=None,
               causes=(LATE_ORDERLY_GIVE_UP, ORDERLY_NULL_SUCCESS),
-              frequency="every run of the declared counterexample; it shows wherever an orderly message fails past a "
-                        "bounded maxReconsumeTimes or is answered NULL last"),
+              frequency="20 of 20 runs of the declared counterexample (benchmarks/bench_declarations.py, NOTES.md); "
+                        "in drawn runs wherever an orderly message fails past a bounded maxReconsumeTimes or is "
+                        "answered NULL last"),
     Deviation("CC-09", GO,
               "BROADCASTING: a failed message is logged as dropped but never removed from the process queue, so the "
               "offset the client persists (to its local file) never passes it: the next instance after a restart "
               "consumes it, and every later message of its queue, again",
               PUSH + "#L1169-L1199", when=None, causes=(BROADCAST_FAILURE_HELD,),
-              frequency="every BROADCASTING run with a failure and a client restart after it (seen in the first "
-                        "full run, both backends)"),
+              frequency="20 of 20 runs of the declared counterexample (benchmarks/bench_declarations.py, NOTES.md); "
+                        "drawn on both backends"),
     Deviation("SY-08", GO,
               "BROADCASTING: a failed message comes again after a restart (follows from CC-09)",
               PUSH + "#L1169-L1199", when=None, causes=(BROADCAST_FAILURE_HELD,),
-              frequency="with CC-09's deviation"),
+              frequency="with CC-09's: 20 of 20 runs of the declared counterexample (benchmarks/"
+                        "bench_declarations.py, NOTES.md)"),
     Deviation("OR-13", GO,
               "under autoCommit an orderly COMMIT or ROLLBACK is logged as illegal and commits nothing (Go's switch "
               "does not fall through into the success case as 4.9.8's does) while the queue goes on to the next "
               "messages: its offset stays at that message until a later ConsumeSuccess commits, so a restart before "
               "one consumes it again after messages that followed it",
               PUSH + "#L1318-L1325", when=None, causes=(AUTOCOMMIT_VERDICT_UNCOMMITTED,),
-              frequency="every run of the declared counterexample; drawn once in the first conformance-go run (the "
-                        "same workload on both backends)"),
+              frequency="20 of 20 runs of the declared counterexample (benchmarks/bench_declarations.py, NOTES.md); "
+                        "drawn once in the first conformance-go run (the same workload on both backends)"),
     Deviation("SB-09", GO,
               "the orderly give-up is a CONSUMER_SEND_MSG_BACK with delayLevel -1 to the message's store host (the "
               "broker dead-letters it at once), where 4.9.8 sends the message to %RETRY% with RECONSUME_TIME and "

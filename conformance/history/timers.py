@@ -21,6 +21,7 @@ from conformance.history.records import FaultEvent, WireRequest
 JAVA_BASE = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client"
 CPP_BASE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/src"
 ONS_BASE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/lib"
+GO_BASE = "https://github.com/apache/rocketmq-client-go/blob/v2.1.2"
 
 # Slack on every bound: the broker's 100 ms delay tick, a pull round trip and the adapter's, on a loaded 2-core
 # machine (what SY-06 allowed before the bounds knew any timer).
@@ -104,7 +105,26 @@ ALI_ONS = ClientTimers(
     Timer(30000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L33-L33"),
     Timer(0, f"{ONS_BASE}/mq_client.js#L75-L75"),
 )
-CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS)}
+GO = ClientTimers(
+    "rocketmq-client-go", "2.1.2",
+    Timer(3000, f"{GO_BASE}/consumer/consumer.go#L44-L44"),
+    Timer(30000, f"{GO_BASE}/internal/client.go#L50-L50"),
+    Timer(30000, f"{GO_BASE}/internal/client.go#L47-L47"),
+    # The first persist 10 s after the start, then every 5 s.
+    Timer(5000, f"{GO_BASE}/internal/client.go#L503-L510"),
+    Timer(20000, f"{GO_BASE}/internal/client.go#L56-L56"),
+    # A failed send-back: reconsumeTimes + 1, the same goroutine sleeps 5 s and consumes it again (no fallback send).
+    Timer(5000, f"{GO_BASE}/consumer/push_consumer.go#L1200-L1205"),
+    # The orderly context's SuspendCurrentQueueTimeMillis is -1 unless the listener sets it: a sleep of nothing.
+    Timer(0, f"{GO_BASE}/consumer/push_consumer.go#L1327-L1331"),
+    Timer(3000, f"{GO_BASE}/consumer/push_consumer.go#L922-L922"),
+    Timer(None, f"{GO_BASE}/consumer/push_consumer.go#L1184-L1192"),  # no fallback send
+    Timer(30000, f"{GO_BASE}/internal/client.go#L778-L778"),
+    # Orderly: the rebalance locks a new queue before its process queue exists, so the lock marks nothing and the
+    # first pull waits the 3 s error back-off, by when the lock tick (1 s after the start) has marked the queue.
+    Timer(3000, f"{GO_BASE}/consumer/consumer.go#L714-L728"),
+)
+CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS, GO)}
 REFERENCE = JAVA
 
 

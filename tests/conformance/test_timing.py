@@ -21,6 +21,7 @@ from conformance.history.timers import (
     ALI_ONS,
     CLIENTS,
     CPP,
+    GO,
     JAVA,
     SLACK_MS,
     ClientTimers,
@@ -39,7 +40,8 @@ JAVA_ID = {"name": JAVA.name, "version": JAVA.version}
 CPP_ID = {"name": CPP.name, "version": CPP.version}
 SETTINGS = RunSettings(retry_max_times=2)
 REPOSITORIES = {JAVA: r"apache/rocketmq/blob/rocketmq-all-4\.9\.8/client/",
-                CPP: r"apache/rocketmq-client-cpp/blob/1\.2\.3/", ALI_ONS: r"ali-sdk/ali-ons/blob/v3\.12\.0/"}
+                CPP: r"apache/rocketmq-client-cpp/blob/1\.2\.3/", ALI_ONS: r"ali-sdk/ali-ons/blob/v3\.12\.0/",
+                GO: r"apache/rocketmq-client-go/blob/v2\.1\.2/"}
 
 
 @pytest.mark.parametrize("timers", list(CLIENTS.values()), ids=lambda t: t.name)

@@ -5,37 +5,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attrs import frozen
-
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import ACK_TIME_INTERVAL, COLLISION_WINDOW, REVIVE_MARGIN
 from model.broker.pop.fifo import commit_and_next, set_next_visible_time
-from model.broker.pop.handle import Handle
 from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
-
-
-@frozen
-class AckRequest:
-    """AckMessageRequestHeader: the group, the topic the message is stored in (a retry topic for a retry copy),
-    its queue and queue offset, and the handle (extraInfo)."""
-
-    group: str
-    topic: str
-    queue_id: int
-    offset: int
-    handle: Handle
-
-
-@frozen
-class ChangeRequest:
-    """ChangeInvisibleTimeRequestHeader: what an ack names, and the new invisible time."""
-
-    group: str
-    topic: str
-    queue_id: int
-    offset: int
-    handle: Handle
-    invisible_time: int
+from model.values.pop_wire import AckRequest, ChangeRequest, Handle
 
 
 class AckAnswer(NamedTuple):

@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import POP_RETRY_QUEUE_NUMS, REVIVE_MARGIN
-from model.broker.pop.names import get_pop_retry_topic
 from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
 from model.broker.state import PERM_READ, PERM_WRITE, get_or_create_topic
 from model.broker.store import put_message
 from model.values.message import Message, is_retry_topic
+from model.values.pop_names import get_pop_retry_topic
 from model.values.records import evolve
 
 PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
@@ -80,12 +80,13 @@ def process_revive_checkpoint(state: PopBroker, ck: Checkpoint, now: int) -> tup
     return state, tuple(stored)
 
 
-def on_revive(state: PopBroker, now: int) -> tuple[PopBroker, ReviveAnswer]:
+def on_revive(state: PopBroker, now: int, limit: int | None = None) -> tuple[PopBroker, ReviveAnswer]:
     """[IV-01] One run of the revive service at `now`: every checkpoint due (IV-01), in revive-time order, is
     revived (IV-02) and kept aside until the next persist (PO-10); one whose group no longer exists is dropped.
-    The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows."""
+    The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows. With a `limit`, the run
+    revives at most that many (the earliest due) and leaves the rest to the next run."""
     due = sorted(((slot, ck) for slot, ck in state.pop.checkpoints.items() if is_revive_due(ck, now)),
-                 key=lambda entry: (entry[1].revive_time, entry[0]))
+                 key=lambda entry: (entry[1].revive_time, entry[0]))[:limit]
     stored, dropped = [], []
     for slot, ck in due:
         state = set_pop(state, checkpoints=state.pop.checkpoints.delete(slot),

@@ -13,7 +13,7 @@ from model.broker.pop.fifo import (
     compute_queue_order_count,
     is_order_blocked,
 )
-from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, set_broker, set_pop
+from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, put_checkpoint, set_broker, set_pop
 from model.broker.pull_handler import get_broker_pull
 from model.broker.state import is_readable
 from model.values.message import MessageQueue, java_string_hash
@@ -146,7 +146,7 @@ def record_checkpoint(state: PopBroker, request: PopRequest, queue: MessageQueue
     revive_queue_id = state.pop.ck_number % state.pop_config.revive_queue_num
     ck = Checkpoint(queue.topic, request.group, queue.queue_id, offset, now, request.invisible_time,
                     tuple(m.queue_offset for m in found), revive_queue_id)
-    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    state = put_checkpoint(state, ck.key, ck)
     state = set_broker(state, commit_offset(state.broker, request.group, *queue, next_offset))
     handles = tuple(Handle(offset, now, request.invisible_time, revive_queue_id, get_retry_flag(queue.topic),
                            state.pop_config.broker_name, queue.queue_id, m.queue_offset, m.commit_log_offset)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import POP_RETRY_QUEUE_NUMS, REVIVE_MARGIN
-from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
+from model.broker.pop.state import Checkpoint, PopBroker, drop_checkpoint, set_broker, set_pop
 from model.broker.state import PERM_READ, PERM_WRITE, get_or_create_topic
 from model.broker.store import put_message
 from model.values.message import Message, is_retry_topic
@@ -85,12 +85,15 @@ def on_revive(state: PopBroker, now: int, limit: int | None = None) -> tuple[Pop
     revived (IV-02) and kept aside until the next persist (PO-10); one whose group no longer exists is dropped.
     The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows. With a `limit`, the run
     revives at most that many (the earliest due) and leaves the rest to the next run."""
-    due = sorted(((slot, ck) for slot, ck in state.pop.checkpoints.items() if is_revive_due(ck, now)),
-                 key=lambda entry: (entry[1].revive_time, entry[0]))[:limit]
+    due = []
+    for _revive_time, slot in state.pop.due:  # in revive-time order: the first not due ends the run
+        ck = state.pop.checkpoints[slot]
+        if not is_revive_due(ck, now) or len(due) == limit:
+            break
+        due.append((slot, ck))
     stored, dropped = [], []
     for slot, ck in due:
-        state = set_pop(state, checkpoints=state.pop.checkpoints.delete(slot),
-                        revived=state.pop.revived.set(slot, ck))
+        state = set_pop(drop_checkpoint(state, slot), revived=state.pop.revived.set(slot, ck))
         if ck.group not in state.broker.groups:
             dropped.append(ck)
             continue
@@ -103,5 +106,5 @@ def on_revive(state: PopBroker, now: int, limit: int | None = None) -> tuple[Pop
 def get_next_revive_time(state: PopBroker) -> int | None:
     """The first time a pending checkpoint becomes due (None without one): when a driver's next revive run finds
     something."""
-    times = [ck.revive_time + REVIVE_MARGIN + 1 for ck in state.pop.checkpoints.values()]
-    return min(times, default=None)
+    due = state.pop.due
+    return due.first_key()[0] + REVIVE_MARGIN + 1 if due else None

@@ -14,6 +14,7 @@ from model.broker.state import Broker, create_broker
 from model.values.config import Config
 from model.values.errors import ConfigError
 from model.values.records import bounded_repr, evolve, record
+from model.values.sorted_map import SortedMap
 
 
 class Checkpoint(NamedTuple):
@@ -72,12 +73,15 @@ class PopGroupConfig:
 
 @record
 class PopState:
-    """Checkpoints stored and not yet revived (by key), those revived since the last persist (a crash revives
-    them again, PO-10), the FIFO order info by (topic, group, queue id), and the last persisted consumer offsets
-    and order info. Every map holds only what is in flight or unpersisted: its size does not grow with history."""
+    """Checkpoints stored and not yet revived (by key, and in `due` by (revive time, key): the order the revive
+    service takes them, IV-01), those revived since the last persist (a crash revives them again, PO-10), the FIFO
+    order info by (topic, group, queue id), and the last persisted consumer offsets and order info. Every map holds
+    only what is in flight or unpersisted: its size does not grow with history. `put_checkpoint` and
+    `drop_checkpoint` change `checkpoints` and `due` together."""
 
     __repr__ = bounded_repr
     checkpoints: immutables.Map = field(factory=immutables.Map)
+    due: SortedMap = field(factory=SortedMap)
     revived: immutables.Map = field(factory=immutables.Map)
     order_infos: immutables.Map = field(factory=immutables.Map)
     groups: immutables.Map = field(factory=immutables.Map)
@@ -118,3 +122,22 @@ def set_broker(state: PopBroker, broker: Broker) -> PopBroker:
 
 def set_pop(state: PopBroker, **changes) -> PopBroker:
     return evolve(state, pop=evolve(state.pop, **changes))
+
+
+def put_checkpoint(state: PopBroker, slot: tuple, ck: Checkpoint) -> PopBroker:
+    """The pending checkpoint at `slot` becomes `ck`, in the revive order at its revive time."""
+    pop = state.pop
+    old = pop.checkpoints.get(slot)
+    due = pop.due
+    if old is None or old.revive_time != ck.revive_time:
+        due = (due if old is None else due.discard((old.revive_time, slot))).set((ck.revive_time, slot), None)
+    return set_pop(state, checkpoints=pop.checkpoints.set(slot, ck), due=due)
+
+
+def drop_checkpoint(state: PopBroker, slot: tuple) -> PopBroker:
+    """The checkpoint at `slot` is no longer pending (done, or revived)."""
+    pop = state.pop
+    ck = pop.checkpoints.get(slot)
+    if ck is None:
+        return state
+    return set_pop(state, checkpoints=pop.checkpoints.delete(slot), due=pop.due.discard((ck.revive_time, slot)))

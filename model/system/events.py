@@ -106,7 +106,7 @@ class RefuseRequests:
 
 @frozen
 class AddPopConsumer:
-    """[PG-01] A POP consumer instance starts (model/client/pop_consumer.py): a remoting POP push consumer or a gRPC
+    """A POP consumer instance starts (model/client/pop_consumer.py): a remoting POP push consumer or a gRPC
     SimpleConsumer behind the proxy, of a POP group the cluster has (create_system's `pop_groups`); it pops at once.
     Its incarnation is given when it starts."""
 

@@ -57,7 +57,7 @@ class PopPersistDue(NamedTuple):
 
 
 def enable_pop(system: System, groups: dict[str, PopGroupConfig], pop_config: PopConfig | None = None) -> System:
-    """[PO-03] The broker's POP side: the POP groups (each with the broker's subscription group config from the
+    """The broker's POP side: the POP groups (each with the broker's subscription group config from the
     system's configuration, as the 4.x group has, and its POP settings), and the scheduled persist from now on
     (PO-10). A profile without server-side retry (4.x) is a ConfigError."""
     if not system.config.profile.server_side_retry:
@@ -81,7 +81,7 @@ def set_pop_broker(system: System, state: PopBroker) -> System:
 
 
 def answer_receive(state: PopBroker, request: ReceiveRequest, now: int, random_int: int):
-    """[PD-01] ReceiveMessage, and the follow-ups the proxy sends at once after answering (PD-02, PD-03): the acks
+    """ReceiveMessage (PD-01), and the follow-ups the proxy sends at once after answering (PD-02, PD-03): the acks
     of what the subscription misses, and the forwards to the DLQ with their acks. None is lost here."""
     state, answer = on_receive(state, request, now, random_int % 100)
     for follow_up in answer.follow_ups:

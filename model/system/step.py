@@ -117,7 +117,7 @@ def on_refuse_requests(system: System, event: RefuseRequests) -> tuple[System, l
 
 
 def on_add_pop_consumer(system: System, event: AddPopConsumer) -> tuple[System, list]:
-    """[PG-01] A POP consumer of one of the cluster's POP groups starts (an instance of that id still running is
+    """A POP consumer of one of the cluster's POP groups starts (an instance of that id still running is
     stopped first: a restart)."""
     group = event.consumer.group
     if system.pop_config is None or group not in system.pop.groups:

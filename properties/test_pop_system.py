@@ -197,13 +197,15 @@ class SharedBroker(RuleBasedStateMachine):
 
     @invariant()
     def pop_cost_stays_in_flight(self):
-        """The POP side keeps only what is in flight: unfinished checkpoints, one listener invocation per POP
-        consumer; and every pending checkpoint has a revive run on the timers by its due time (IV-01)."""
+        """The POP side keeps only what is in flight: unfinished checkpoints (each once in the revive order), one
+        listener invocation per POP consumer; and every pending checkpoint has a revive run on the timers by its
+        due time (IV-01)."""
         system = getattr(self, "system", None)
         if system is None:
             return
         assert all(not ck.is_done for ck in system.pop.checkpoints.values())
-        assert len(system.pop_requests) <= len(POP_CLIENTS)
+        assert sorted(slot for _, slot in system.pop.due) == sorted(system.pop.checkpoints)
+        assert len(system.pop_requests) <= len(system.pop_consumers)
         if system.pop.checkpoints:
             due = get_next_revive_time(get_pop_broker(system))
             assert system.revive_at is not None and system.revive_at <= max(due, system.now + 1)

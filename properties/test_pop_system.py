@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from model.broker.pop.revive import get_next_revive_time
-from model.broker.pop.state import PopGroupConfig
+from model.broker.pop.state import PopGroupConfig, get_first_due
 from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.pop_consumer import PopConsumer, PopDelivered, PopSettled
 from model.system.drain import drain
@@ -41,6 +41,7 @@ from model.values.config import Config, ConsumeFromWhere
 from model.values.message import get_dlq_topic
 from model.values.names import GROUP
 from model.values.records import evolve
+from model.values.timer_heap import get_heap_items
 from properties.coverage import record_rules
 
 GP, GR, GF = "GP", "GR", "GF"
@@ -197,14 +198,16 @@ class SharedBroker(RuleBasedStateMachine):
 
     @invariant()
     def pop_cost_stays_in_flight(self):
-        """The POP side keeps only what is in flight: unfinished checkpoints (each once in the revive order), one
-        listener invocation per POP consumer; and every pending checkpoint has a revive run on the timers by its
-        due time (IV-01)."""
+        """The POP side keeps only what is in flight: unfinished checkpoints (each in the revive order, whose top
+        is pending), one listener invocation per POP consumer; and every pending checkpoint has a revive run on the
+        timers by its due time (IV-01)."""
         system = getattr(self, "system", None)
         if system is None:
             return
         assert all(not ck.is_done for ck in system.pop.checkpoints.values())
-        assert sorted(slot for _, slot in system.pop.due) == sorted(system.pop.checkpoints)
+        entries = {key for key, _ in get_heap_items(system.pop.due)}
+        assert {(ck.revive_time, slot) for slot, ck in system.pop.checkpoints.items()} <= entries
+        assert get_first_due(system.pop) == min(entries, default=None)
         assert len(system.pop_requests) <= len(system.pop_consumers)
         if system.pop.checkpoints:
             due = get_next_revive_time(get_pop_broker(system))

@@ -8,7 +8,7 @@ from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
-from model.broker.pop.handle import decode_handle
+from model.values.pop_wire import decode_handle
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.restart import on_broker_restart, on_persist
 from model.broker.pop.revive import on_revive

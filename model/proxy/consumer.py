@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
-from model.broker.pop.handle import Handle
+from model.broker.pop.ack import on_ack, on_change_invisible_time
 from model.broker.pop.state import PopBroker
 from model.proxy.settings import DEFAULT_PROXY_CONFIG, ProxyConfig
+from model.values.pop_wire import AckRequest, ChangeRequest, Handle
 from model.values.profiles import Profile
 
 

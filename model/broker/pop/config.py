@@ -18,8 +18,6 @@ REVIVE_MARGIN = ACK_TIME_INTERVAL + SECOND
 # PO-11: two checkpoints of one key meet in one revive scan when their revive times lie within this of each other
 # (the later one is read at its revive time - 1 s, the earlier revived after its revive time + REVIVE_MARGIN).
 COLLISION_WINDOW = REVIVE_MARGIN + SECOND
-# KeyBuilder.POP_ORDER_REVIVE_QUEUE: the revive queue id an orderly handle carries (no checkpoint is written).
-POP_ORDER_REVIVE_QUEUE = 999
 # PopMessageProcessor: a pop asks for at most 32 messages.
 MAX_POP_MSG_NUMS = 32
 # PopAckConstants.retryQueueNum: a pop retry topic is created with one queue.

@@ -5,39 +5,24 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attrs import frozen
-
 from model.broker.consumer_offsets import commit_offset, query_offset
-from model.broker.pop.config import MAX_POP_MSG_NUMS, POP_ORDER_REVIVE_QUEUE
+from model.broker.pop.config import MAX_POP_MSG_NUMS
 from model.broker.pop.fifo import (
     compute_order_count,
     compute_pop_order_info,
     compute_queue_order_count,
     is_order_blocked,
 )
-from model.broker.pop.handle import Handle
-from model.broker.pop.names import get_pop_retry_topic, get_retry_flag
-from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, set_broker, set_pop
+from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, put_checkpoint, set_broker, set_pop
 from model.broker.pull_handler import get_broker_pull
 from model.broker.state import is_readable
 from model.values.message import MessageQueue, java_string_hash
+from model.values.pop_names import get_pop_retry_topic, get_retry_flag
+from model.values.pop_wire import POP_ORDER_REVIVE_QUEUE, Handle, PopRequest
 from model.values.records import evolve
 
 PROPERTY_POP_CK = "POP_CK"
 
-
-@frozen
-class PopRequest:
-    """PopMessageRequestHeader. `queue_id` -1 reads every queue of the topic; `tags` None subscribes "*"."""
-
-    group: str
-    topic: str
-    queue_id: int = -1
-    max_msg_nums: int = 32
-    invisible_time: int = 60_000
-    order: bool = False
-    attempt_id: str | None = None
-    tags: frozenset | None = None
 
 
 class PopAnswer(NamedTuple):
@@ -161,7 +146,7 @@ def record_checkpoint(state: PopBroker, request: PopRequest, queue: MessageQueue
     revive_queue_id = state.pop.ck_number % state.pop_config.revive_queue_num
     ck = Checkpoint(queue.topic, request.group, queue.queue_id, offset, now, request.invisible_time,
                     tuple(m.queue_offset for m in found), revive_queue_id)
-    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    state = put_checkpoint(state, ck.key, ck)
     state = set_broker(state, commit_offset(state.broker, request.group, *queue, next_offset))
     handles = tuple(Handle(offset, now, request.invisible_time, revive_queue_id, get_retry_flag(queue.topic),
                            state.pop_config.broker_name, queue.queue_id, m.queue_offset, m.commit_log_offset)

@@ -203,7 +203,8 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                   settlements, tuple(e for c in consumers for e in c.startup_errors),
                   tuple(e for c in consumers for e in c.retried_errors),
                   tuple(e for c in consumers for e in c.errors), tuple(runner.faults),
-                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms)
+                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms,
+                  backend=target.backend.name)
 
 
 # Each adapter numbers its deliveries from 1: the n-th consumer's numbers are shifted by n * NUMBERS_PER_CONSUMER.

@@ -253,13 +253,17 @@ class ModelPopBackend(WirePopBackend):
     name = "model"
 
 
-def get_model_pop_settings() -> BrokerSettings:
-    """The model-backed 5.x server's settings: the real session's (rocketmq5.BROKER_CONF, PROXY_CONF) where the model
-    has the knob — a group exists only once created, the proxy's shortest receive invisible time and long polling —
-    and RocketMQ's own delay table, which the real 5.3.3 broker keeps."""
-    return BrokerSettings(message_delay_level=DEFAULT_DELAY_LEVEL, profile="5.3.3",
-                          proxy_min_invisible_ms=int(PROXY_CONF["minInvisibleTimeMillsForRecv"]),
-                          proxy_min_long_polling_ms=int(PROXY_CONF["grpcClientConsumerMinLongPollingTimeoutMillis"]))
+def get_model_pop_settings(proxy_conf: dict[str, str] | None = None) -> BrokerSettings:
+    """The model-backed 5.x server's settings: the real session's (rocketmq5.BROKER_CONF, PROXY_CONF and
+    `proxy_conf` over it) where the model has the knob — a group exists only once created, the proxy's shortest
+    receive invisible time, shortest and longest long polling — and RocketMQ's own delay table, which the real 5.3.3
+    broker keeps, and its defaultMessageRequestMode POP (the 5.3.3 build's broker.conf)."""
+    conf = {**PROXY_CONF, **(proxy_conf or {})}
+    return BrokerSettings(message_delay_level=DEFAULT_DELAY_LEVEL, profile="5.3.3", message_request_mode="POP",
+                          proxy_min_invisible_ms=int(conf["minInvisibleTimeMillsForRecv"]),
+                          proxy_min_long_polling_ms=int(conf["grpcClientConsumerMinLongPollingTimeoutMillis"]),
+                          proxy_max_long_polling_ms=int(conf.get("grpcClientConsumerMaxLongPollingTimeoutMillis",
+                                                                 20_000)))
 
 
 @contextlib.contextmanager

@@ -59,14 +59,12 @@ def set_up(backend, workload: PopWorkload, prefix: str) -> tuple[str, str, Group
 
 
 def send_messages(backend, workload: PopWorkload, topic: str) -> None:
-    """Each message once, in order, to queue 0 (a FIFO one with its message group as the sharding key)."""
+    """Each message once, in order, to queue 0 (a FIFO one in its message group)."""
     for message in workload.messages:
-        properties = {"UNIQ_KEY": message.key, "WAIT": "true", "TAGS": "TagA"}
-        if workload.fifo:
-            properties["__SHARDINGKEY"] = message.message_group
-        response = backend.client.send(topic, 0, message.key.encode(), properties)
-        if response.code != 0:
-            raise RuntimeError(f"send of {message.key} to {topic} answered {response.code}")
+        code = backend.send(topic, 0, message.key.encode(), message.key, "TagA",
+                            message_group=message.message_group if workload.fifo else None)
+        if code != 0:
+            raise RuntimeError(f"send of {message.key} to {topic} answered {code}")
 
 
 def make_request(workload: PopWorkload, topic: str, group: str, instance: str, namesrv: str, endpoints: str):

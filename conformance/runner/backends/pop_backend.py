@@ -82,7 +82,7 @@ class PopBackend(Protocol):
     def set_broker_config(self, **keys: object) -> None: ...
     def get_broker_config(self) -> dict[str, str]: ...
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
-             delay_level: int = 0) -> int: ...
+             delay_level: int = 0, message_group: str | None = None) -> int: ...
     def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int: ...
     def get_topic_config(self, topic: str) -> dict | None: ...
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
@@ -148,9 +148,12 @@ class WirePopBackend:
         return admin.get_broker_config(self.client)
 
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
-             delay_level: int = 0) -> int:
+             delay_level: int = 0, message_group: str | None = None) -> int:
+        """A producer's send over remoting; a FIFO message carries its message group as the sharding key
+        (`__SHARDINGKEY`), as the proxy stores a gRPC send's group."""
         properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {}),
-                      **({"DELAY": str(delay_level)} if delay_level else {})}
+                      **({"DELAY": str(delay_level)} if delay_level else {}),
+                      **({"__SHARDINGKEY": message_group} if message_group else {})}
         return self.client.send(topic, queue_id, body, properties).code
 
     def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int:

@@ -35,6 +35,10 @@ class ModelPopTarget:
         self.backend = self.connect()
         return self.backend
 
+    def get_findings(self) -> list[dict]:
+        """What the server could not answer so far (unsupported requests, handler errors, bad frames)."""
+        return self.runner.call(lambda: list(self.runner.server.findings))
+
     def close(self) -> None:
         self.backend.close()
 

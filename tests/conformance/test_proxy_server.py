@@ -180,3 +180,10 @@ def test_a_restart_keeps_the_store_and_forgets_every_clients_settings(target):
         assert code == pb.Code.OK and [m.message_id for m in messages] == ["k0"]
     finally:
         client.close()
+
+
+def test_a_request_the_server_cannot_answer_is_a_finding_the_suites_fail_on(target):
+    """pop_fixtures.server_findings fails a client run on any of these."""
+    before = len(target.get_findings())
+    assert target.backend.client.call(Rq.GET_TOPIC_CONFIG, {"topic": "T"}).code == Rs.REQUEST_CODE_NOT_SUPPORTED
+    assert [f["kind"] for f in target.get_findings()[before:]] == ["unsupported-request"]

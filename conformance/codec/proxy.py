@@ -230,13 +230,13 @@ def encode_route_answer(code: int, route: Route | None) -> spb.QueryRouteRespons
     return answer
 
 
-def encode_assignment_answer(code: int, route: Route | None, fifo_group: bool) -> spb.QueryAssignmentResponse:
-    """QueryAssignment's answer (RouteActivity.queryAssignment): one assignment of queue -1 (the proxy pops every
-    queue), or for an orderly group one per queue."""
+def encode_assignment_answer(code: int, route: Route | None, queue_ids: tuple[int, ...] = ()) -> \
+        spb.QueryAssignmentResponse:
+    """QueryAssignment's answer (RouteActivity.queryAssignment): one assignment per queue id of the topic's
+    route."""
     answer = spb.QueryAssignmentResponse(status=encode_status(code))
-    if route is not None and code == CODE_OK:
-        for queue_id in range(route.queue_count) if fifo_group else (-1,):
-            answer.assignments.add().message_queue.CopyFrom(_message_queue(route, queue_id))
+    for queue_id in queue_ids if route is not None else ():
+        answer.assignments.add().message_queue.CopyFrom(_message_queue(route, queue_id))
     return answer
 
 

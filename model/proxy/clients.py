@@ -74,3 +74,12 @@ def compute_send_queue(message_group: str | None, queue_count: int, sent: int) -
     for char in message_group:
         code = (31 * code + ord(char)) & 0xFFFFFFFF
     return code % queue_count
+
+
+def compute_proxy_assignment(queue_count: int, readable: bool, fifo: bool) -> tuple[str, tuple[int, ...]]:
+    """RouteActivity.queryAssignment, what a gRPC PushConsumer reads: FORBIDDEN without a readable queue; else one
+    assignment of queue -1 (each receive pops every queue), or for an orderly group one per queue (each queue
+    received on its own, so an orderly pop blocks only its queue, FF-01)."""
+    if not readable or queue_count <= 0:
+        return "FORBIDDEN", ()
+    return "OK", tuple(range(queue_count)) if fifo else (-1,)

@@ -19,13 +19,14 @@ from rocketmq.grpc_protocol import service_pb2_grpc
 
 from conformance.codec import proxy as codec
 from conformance.codec.codes import ResponseCode
+from model.proxy.clients import compute_proxy_assignment
 
 # The model's answer (its code name, or the broker's a proxy passes on) as the proxy's gRPC status code.
 CODES = {"SUCCESS": pb.Code.OK, "OK": pb.Code.OK, "MESSAGE_NOT_FOUND": pb.Code.MESSAGE_NOT_FOUND,
          "ILLEGAL_INVISIBLE_TIME": pb.Code.ILLEGAL_INVISIBLE_TIME,
          "INVALID_RECEIPT_HANDLE": pb.Code.INVALID_RECEIPT_HANDLE, "TOPIC_NOT_EXIST": pb.Code.TOPIC_NOT_FOUND,
          "SUBSCRIPTION_GROUP_NOT_EXIST": pb.Code.CONSUMER_GROUP_NOT_FOUND, "NO_PERMISSION": pb.Code.FORBIDDEN,
-         "UNRECOGNIZED_CLIENT_TYPE": pb.Code.UNRECOGNIZED_CLIENT_TYPE,
+         "UNRECOGNIZED_CLIENT_TYPE": pb.Code.UNRECOGNIZED_CLIENT_TYPE, "FORBIDDEN": pb.Code.FORBIDDEN,
          "INVALID_PARAMETER": pb.Code.BAD_REQUEST}
 
 
@@ -78,10 +79,10 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
     async def QueryAssignment(self, request, context):  # noqa: N802
         route = get_topic_route(self.server, request.topic.name)
         if route is None:
-            return codec.encode_assignment_answer(pb.Code.TOPIC_NOT_FOUND, None, False)
-        readable = route.permission in ("READ", "READ_WRITE") and route.queue_count > 0
-        code = pb.Code.OK if readable else pb.Code.FORBIDDEN
-        return codec.encode_assignment_answer(code, route, self.server.pop.get_settings(request.group.name).fifo)
+            return codec.encode_assignment_answer(pb.Code.TOPIC_NOT_FOUND, None)
+        code, queue_ids = compute_proxy_assignment(route.queue_count, route.permission in ("READ", "READ_WRITE"),
+                                                   self.server.pop.get_settings(request.group.name).fifo)
+        return codec.encode_assignment_answer(get_grpc_code(code), route, queue_ids)
 
     async def Telemetry(self, request_iterator, context):  # noqa: N802
         client_id = codec.get_client_id(context.invocation_metadata())

@@ -59,14 +59,12 @@ def set_up(backend, workload: PopWorkload, prefix: str) -> tuple[str, str, Group
 
 
 def send_messages(backend, workload: PopWorkload, topic: str) -> None:
-    """Each message once, in order, to queue 0 (a FIFO one with its message group as the sharding key)."""
+    """Each message once, in order, to queue 0 (a FIFO one in its message group)."""
     for message in workload.messages:
-        properties = {"UNIQ_KEY": message.key, "WAIT": "true", "TAGS": "TagA"}
-        if workload.fifo:
-            properties["__SHARDINGKEY"] = message.message_group
-        response = backend.client.send(topic, 0, message.key.encode(), properties)
-        if response.code != 0:
-            raise RuntimeError(f"send of {message.key} to {topic} answered {response.code}")
+        code = backend.send(topic, 0, message.key.encode(), message.key, "TagA",
+                            message_group=message.message_group if workload.fifo else None)
+        if code != 0:
+            raise RuntimeError(f"send of {message.key} to {topic} answered {code}")
 
 
 def make_request(workload: PopWorkload, topic: str, group: str, instance: str, namesrv: str, endpoints: str):
@@ -224,7 +222,8 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                   settlements, tuple(e for c in consumers for e in c.startup_errors),
                   tuple(e for c in consumers for e in c.retried_errors),
                   tuple(e for c in consumers for e in c.errors), tuple(runner.faults),
-                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms)
+                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms,
+                  backend=target.backend.name)
 
 
 # Each adapter numbers its deliveries from 1: the n-th consumer's numbers are shifted by n * NUMBERS_PER_CONSUMER.

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, GET_ROUTEINFO_BY_TOPIC, PULL_MESSAGE, ResponseCode
 from conformance.codec.headers import SEND_FIELDS
 from conformance.history.records import FaultEvent, WireRequest
 
@@ -143,8 +143,9 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
     A failed send-back: the fallback send's budget, then the local retry (a client with neither drops the message:
     nothing comes back). Unanswered: its RPC timeout first; the Java client then closes the socket, failing its
     pulls in flight (a pull back-off), while cpp's pulls in flight on the closed transport wait out their own
-    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. A fault the schedule injected: by
-    its kind (get_fault_recovery_ms)."""
+    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. No route for the subscribed topic
+    (an instance started while the broker was down, so the name server had none): the next route query, the next
+    rebalance, then a pull back-off. A fault the schedule injected: by its kind (get_fault_recovery_ms)."""
     refused = timers.fallback_send.ms + timers.local_retry.ms if timers.local_retry.value_ms is not None else 0.0
     if cause in ("send_back_error", "broker_not_writeable", "fallback_first_refused", "fallback_failed"):
         return refused
@@ -155,6 +156,8 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
         return timers.pull_backoff.ms
     if cause == "unregistered":
         return timers.heartbeat.ms + timers.pull_backoff.ms
+    if cause == "route_missing":
+        return timers.route_refresh.ms + timers.rebalance.ms + timers.pull_backoff.ms
     return get_fault_recovery_ms(timers, cause)
 
 
@@ -191,13 +194,19 @@ SEND_TOPIC_FIELDS = SEND_FIELDS["topic"]
 
 def get_wire_cause(request: WireRequest, refused_before: bool) -> str | None:
     """The disturbance `request`'s answer shows (None: none). A pull refused SUBSCRIPTION_NOT_EXIST begins an
-    unregistered spell only when the pull before it was not refused too (`refused_before`)."""
+    unregistered spell only when the pull before it was not refused too (`refused_before`). A route query refused
+    for a topic the client subscribes (not a %RETRY% topic, which exists only after the first heartbeat, nor the
+    default TBW102) leaves the client without the topic's queues until its next route query."""
     if request.code == CONSUMER_SEND_MSG_BACK and request.response_code != ResponseCode.SUCCESS:
         return "send_back_timeout" if request.response_code is None else "send_back_error"
     topic_field = SEND_TOPIC_FIELDS.get(request.code)
     if topic_field and request.fields.get(topic_field, "").startswith("%RETRY%") \
             and request.response_code != ResponseCode.SUCCESS and not request.flag & 2:
         return "fallback_failed"
+    if request.code == GET_ROUTEINFO_BY_TOPIC:
+        topic = request.fields.get("topic", "")
+        missing = request.response_code not in (None, ResponseCode.SUCCESS)
+        return "route_missing" if missing and topic and not topic.startswith("%") and topic != "TBW102" else None
     if request.code != PULL_MESSAGE or request.response_code in PULL_ANSWERS:
         return None
     if request.response_code == ResponseCode.SUBSCRIPTION_NOT_EXIST:

@@ -35,6 +35,14 @@ class ModelPopTarget:
         self.backend = self.connect()
         return self.backend
 
+    def crash(self) -> None:
+        raise NotImplementedError("proxy_kill: the model-backed server has no crash of its POP state on the wire "
+                                  "(pop_suite.MODEL_MISSING_FAULTS)")
+
+    def set_fault(self, kind: str, on: bool) -> None:
+        raise NotImplementedError(f"{kind}: the model-backed server cannot make this fault "
+                                  "(pop_suite.MODEL_MISSING_FAULTS)")
+
     def get_findings(self) -> list[dict]:
         """What the server could not answer so far (unsupported requests, handler errors, bad frames)."""
         return self.runner.call(lambda: list(self.runner.server.findings))

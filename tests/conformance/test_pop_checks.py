@@ -27,7 +27,7 @@ from conformance.history.pop_workload import (
     PopWorkload,
 )
 from conformance.history.records import Delivery, FaultEvent
-from conformance.suite.pop_suite import POP, PUSH, SIMPLE
+from conformance.suite.pop_suite import MODEL_MISSING_FAULTS, POP, PUSH, SIMPLE, get_params
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
 
@@ -173,3 +173,11 @@ def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_bindin
         run = evolve(make_run(workload, deliveries, [Settled(2, 1010, "ack", "OK")]),
                      faults=(FaultEvent(kind, 500, 600, "m0"),))
         assert check_invisible_time(run)[0] == verdict, kind
+
+
+def test_the_model_backend_runs_every_workload_but_those_with_a_fault_it_cannot_make():
+    real = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")}
+    model = {p.id for p in get_params("simple", "push", "pop", backend="model")}
+    left = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")
+            if {f.kind for f in p.values[0].faults} & MODEL_MISSING_FAULTS}
+    assert model == real - left and left and "simple-kill" in model and "simple-proxy-restart" in model

@@ -13,12 +13,15 @@ a message arrives in the topic (core.Server.arrival_waiter). A receive whose mes
 
 from __future__ import annotations
 
+import random
+
 import grpc
 from rocketmq.grpc_protocol import definition_pb2 as pb
 from rocketmq.grpc_protocol import service_pb2_grpc
 
 from conformance.codec import proxy as codec
 from conformance.codec.codes import ResponseCode
+from conformance.runner.server.listener import FRESH_LOW, FRESH_TRIES, get_ephemeral_low
 from model.proxy.clients import compute_proxy_assignment
 
 # The model's answer (its code name, or the broker's a proxy passes on) as the proxy's gRPC status code.
@@ -154,11 +157,19 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 async def start_grpc(server, port: int = 0) -> tuple[grpc.aio.Server, int]:
     """A started gRPC server on 127.0.0.1 (`port`, 0: a fresh one) serving `server`'s MessagingService; (it, its
     port)."""
-    service = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # a restart binds its port again, alone
-    service_pb2_grpc.add_MessagingServiceServicer_to_server(MessagingService(server), service)
-    port = service.add_insecure_port(f"127.0.0.1:{port}")
-    await service.start()
-    return service, port
+    low = get_ephemeral_low()
+    draws = [random.randrange(FRESH_LOW, low) for _ in range(FRESH_TRIES)] if port == 0 and low > FRESH_LOW else []
+    for candidate in [*draws, port]:  # a fresh port below the ephemeral range, as listener.listen_fresh draws
+        service = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # a restart binds its port again, alone
+        service_pb2_grpc.add_MessagingServiceServicer_to_server(MessagingService(server), service)
+        try:
+            bound = service.add_insecure_port(f"127.0.0.1:{candidate}")
+        except RuntimeError:  # taken
+            bound = 0
+        if bound:
+            await service.start()
+            return service, bound
+    raise OSError(f"the gRPC proxy could not listen on 127.0.0.1:{port}")
 
 
 async def stop_grpc(service: grpc.aio.Server) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import pytest
 
 from conformance.codec import pop
@@ -21,6 +22,7 @@ __all__ = ["facts"]
 # Java's String.hashCode: "Aa" and "BB" are both 2112, the consume queue's tag code of either.
 TAG, SAME_HASH_TAG = "Aa", "BB"
 CHANGED_MS = 3_000
+INVALID_RECEIPT_HANDLE = 40013  # apache.rocketmq.v2.Code
 
 
 @pytest.mark.rules("FF-01", "FF-03", "FF-05")
@@ -169,3 +171,27 @@ def test_a_repeated_orderly_pop_attempt_reports_counts_of_offsets_it_did_not_pop
           "(key, reconsumeTimes)", pops)
     assert pops == [({"0@0": 0}, [("k0", 0)]), ({"0@qo0%0": 1, "0@0": 1}, [("k0", 1)]),
                     ({"0@qo0%0": 1, "0@0": 1}, [("k1", 1)])]
+
+
+@pytest.mark.rules("FF-04")
+def test_an_orderly_change_below_the_committed_offset_answers_an_expired_handle(pop_backend, facts):
+    """FF-04: a change of an acked orderly offset (below the committed one) changes nothing and sets no field of
+    the answer: by remoting the header reads popTime, invisibleTime and reviveQid 0, and through the proxy the new
+    handle has them 0 — expired at once: its ack is refused; the queue goes on with the next message."""
+    names = p.prepare(pop_backend, "fifolow", ["k0", "k1", "k2"], fifo=True)
+    first = pop_order(pop_backend, names, p.LONG_MS, "a1").messages[0]
+    assert pop_backend.ack(names.group, names.topic, first.handle) == ResponseCode.SUCCESS
+    code, handle = pop_backend.change_invisible(names.group, names.topic, first.handle, CHANGED_MS)
+    decoded = pop.decode_handle(handle)
+    changed = (decoded.pop_time, decoded.invisible_time, decoded.revive_qid)
+    received = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1).messages[0]
+    assert pop_backend.grpc_ack(names.group, names.topic, received) == CODE_OK
+    grpc_code, grpc_handle = pop_backend.grpc_change_invisible(names.group, names.topic, received, CHANGED_MS)
+    stale = pop_backend.grpc_ack(names.group, names.topic, attrs.evolve(received, handle=grpc_handle))
+    after = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1).messages
+    facts("orderly change of an acked offset: remoting code and (popTime, invisibleTime, reviveQid) of the answer; "
+          "gRPC code, the new handle's invisible time, its ack's code, the next receive",
+          (code, changed, grpc_code, grpc_handle.split(" ")[2], stale, [m.key for m in after]))
+    assert (code, changed) == (ResponseCode.SUCCESS, (0, 0, 0))
+    assert (grpc_code, grpc_handle.split(" ")[2:4], stale) == (CODE_OK, ["0", "0"], INVALID_RECEIPT_HANDLE)
+    assert [received.key] + [m.key for m in after] == ["k1", "k2"]

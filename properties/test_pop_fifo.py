@@ -94,6 +94,20 @@ def test_orderly_change_moves_the_visible_time(invisible, at, later):
     assert bool(second.messages) == (later >= invisible)
 
 
+@given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000))
+def test_orderly_change_of_an_acked_offset_answers_an_expired_handle(invisible, at):
+    """FF-04, PD-05: through the proxy, a change of an acked orderly offset answers OK and a handle whose pop time,
+    invisible time and revive queue are 0 (the broker set none): any later ack with it is refused."""
+    state = produce_many(new_pop_broker(group_config=PopGroupConfig(consume_message_orderly=True)), 2)
+    state, received = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000), 1_000, 50)
+    state, _ = on_proxy_ack(state, GROUP, TOPIC, received.handles[0], 1_000 + at)
+    state, changed = on_change_invisible_duration(state, GROUP, TOPIC, received.handles[0], invisible, 1_001 + at)
+    record_rules(changed.rules)
+    assert changed.code == "OK" and changed.handle[1:4] == (0, 0, 0)
+    assert on_proxy_ack(state, GROUP, TOPIC, changed.handle, 1_002 + at)[1].code == "INVALID_RECEIPT_HANDLE"
+    assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == 1
+
+
 @given(stale=st.sampled_from(["older pop", "below offset", "unknown offset"]))
 def test_stale_orderly_handle_changes_nothing(stale):
     """FF-05: a handle of an earlier pop, an offset below the committed one, or an offset the pop did not return

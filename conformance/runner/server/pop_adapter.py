@@ -164,12 +164,15 @@ class PopAdapter:
 
     def change(self, group: str, topic: str, queue_id: int, offset: int, handle: str, invisible_time: int,
                now: int) -> tuple[str, dict]:
-        """(code, the response header: popTime, invisibleTime, reviveQid where the broker sets them)."""
+        """(code, the response header: popTime, invisibleTime, reviveQid — 0 each, the Java fields' default, where
+        the broker sets none: FF-04's orderly change below the committed offset)."""
         request = ChangeRequest(group, topic, queue_id, offset, self.to_model_handle(handle), invisible_time)
         state, answer = on_change_invisible_time(self.state(), request, now)
         self.keep(state)
-        if answer.pop_time is None:
+        if answer.code != "SUCCESS":
             return answer.code, {}
+        if answer.pop_time is None:
+            return answer.code, {"popTime": 0, "invisibleTime": 0, "reviveQid": 0}
         return answer.code, {"popTime": answer.pop_time + self.epoch_ms, "invisibleTime": answer.invisible_time,
                              "reviveQid": answer.revive_queue_id}
 

@@ -167,7 +167,7 @@ class PopAdapter:
                          for m, h in zip(answer.messages, answer.handles, strict=True))
         header = {"popTime": now + self.epoch_ms, "invisibleTime": request.invisible_time, "restNum": 0,
                   "reviveQid": answer.handles[0].revive_queue_id if answer.handles else 0,
-                  **get_offset_infos(answer.handles, answer.order_counts, request.order)}
+                  **get_offset_infos(answer.handles, answer.order_counts, answer.offset_counts, request.order)}
         return PopResult(answer.code, messages, header)
 
     def ack(self, group: str, topic: str, queue_id: int, offset: int, handle: str, now: int) -> str:
@@ -178,12 +178,15 @@ class PopAdapter:
 
     def change(self, group: str, topic: str, queue_id: int, offset: int, handle: str, invisible_time: int,
                now: int) -> tuple[str, dict]:
-        """(code, the response header: popTime, invisibleTime, reviveQid where the broker sets them)."""
+        """(code, the response header: popTime, invisibleTime, reviveQid — 0 each, the Java fields' default, where
+        the broker sets none: FF-04's orderly change below the committed offset)."""
         request = ChangeRequest(group, topic, queue_id, offset, self.to_model_handle(handle), invisible_time)
         state, answer = on_change_invisible_time(self.state(), request, now)
         self.keep(state)
-        if answer.pop_time is None:
+        if answer.code != "SUCCESS":
             return answer.code, {}
+        if answer.pop_time is None:
+            return answer.code, {"popTime": 0, "invisibleTime": 0, "reviveQid": 0}
         return answer.code, {"popTime": answer.pop_time + self.epoch_ms, "invisibleTime": answer.invisible_time,
                              "reviveQid": answer.revive_queue_id}
 
@@ -282,18 +285,17 @@ class PopAdapter:
         return answer.result.code.name
 
 
-def get_offset_infos(handles: tuple, order_counts: tuple, order: bool) -> dict[str, str]:
+def get_offset_infos(handles: tuple, order_counts: tuple, offset_counts: tuple, order: bool) -> dict[str, str]:
     """startOffsetInfo, msgOffsetInfo and (orderly) orderCountInfo: ``mark queueId value`` entries joined by ``;``
-    (ExtraInfoUtil.build*Info), one per queue popped, in the order the pop read them."""
+    (ExtraInfoUtil.build*Info), one per queue popped, in the order the pop read them; orderCountInfo has an entry
+    per count the order info holds (`offset_counts`, FF-06: not only of offsets popped) and one per queue."""
     starts: dict[tuple[str, int], int] = {}
     offsets: dict[tuple[str, int], list[int]] = {}
-    counts: list[str] = []
-    for handle, (offset_count, _queue_count) in zip(handles, order_counts, strict=True):
+    counts = [f"{mark} qo{queue_id}%{offset} {count}" for mark, queue_id, offset, count in offset_counts]
+    for handle in handles:
         key = (handle.retry_flag, handle.queue_id)
         starts.setdefault(key, handle.start_offset)
         offsets.setdefault(key, []).append(handle.offset)
-        if offset_count > 0:
-            counts.append(f"{handle.retry_flag} qo{handle.queue_id}%{handle.offset} {offset_count}")
     queue_counts = {(h.retry_flag, h.queue_id): c for h, (_o, c) in zip(handles, order_counts, strict=True)}
     infos = {"startOffsetInfo": ";".join(f"{m} {q} {s}" for (m, q), s in starts.items()),
              "msgOffsetInfo": ";".join(f"{m} {q} {','.join(map(str, o))}" for (m, q), o in offsets.items())}

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from conformance.runner.clients.adapter_io import Deliveries
+from conformance.runner.clients.driver import AdapterConsumer, StartRequest
 
 JAVA_ADAPTER = Path(__file__).resolve().parents[2] / "conformance" / "runner" / "clients" / "java" / "Adapter.java"
 
@@ -29,6 +30,7 @@ def test_an_outcome_that_came_before_the_stop_stands_and_is_not_reported_release
     lines = Lines()
     deliveries = Deliveries(lines)
     deliveries.waiting[7] = slot = (threading.Event(), [])
+    deliveries.announced.add(7)
     deliveries.answer({"delivery": 7, "status": "CONSUME_SUCCESS"})
     deliveries.release_all()
     assert slot[0].is_set() and slot[1] == [{"delivery": 7, "status": "CONSUME_SUCCESS"}]
@@ -39,6 +41,7 @@ def test_a_listener_still_waiting_at_stop_is_released_and_a_late_outcome_does_no
     lines = Lines()
     deliveries = Deliveries(lines)
     deliveries.waiting[3] = slot = (threading.Event(), [])
+    deliveries.announced.add(3)
     deliveries.release_all()
     deliveries.answer({"delivery": 3, "status": "CONSUME_SUCCESS"})  # after the release: the release stands
     assert slot[0].is_set() and slot[1] == [{"status": "RECONSUME_LATER"}]
@@ -67,3 +70,63 @@ def test_the_java_adapter_reports_a_release_only_when_it_answered_the_listener()
     release = release[:release.index("\n    }\n")]
     assert re.search(r"if \(!slot\.complete\(answer\)\) \{\s*return;", release)
     assert release.index("slot.complete(answer)") < release.index('"released"')
+
+
+class HeldLines(Lines):
+    """A channel whose delivery line is written only once `go` is set: the callback registered its slot and is
+    about to write its line when the stop comes."""
+
+    def __init__(self):
+        super().__init__()
+        self.go, self.writing = threading.Event(), threading.Event()
+
+    def send(self, message: dict) -> None:
+        if message["type"] == "delivery":
+            self.writing.set()
+            self.go.wait(5)
+        super().send(message)
+
+
+def test_a_release_never_reaches_the_harness_before_its_delivery_line():
+    """The CI rehearsal's conformance-java-faults: the stop released a listener whose delivery line was not yet
+    written; the `released` line came first, the driver ignored it (an unknown delivery), then recorded the delivery
+    with the script's CONSUME_SUCCESS — and the client sent the copy back: CC-02 "accepted CONSUME_SUCCESS"."""
+    lines = HeldLines()
+    deliveries = Deliveries(lines)
+    returned: list = []
+    thread = threading.Thread(target=lambda: returned.append(deliveries.deliver({"msgId": "m0"})), daemon=True)
+    thread.start()
+    assert lines.writing.wait(5)
+    deliveries.release_all()  # the slot exists, its line is not written
+    lines.go.set()
+    thread.join(5)
+    assert returned == [{"status": "RECONSUME_LATER"}]
+    assert [(line["type"], line["delivery"]) for line in lines.sent] == [("delivery", 1), ("released", 1)]
+
+
+def test_the_java_adapter_releases_at_stop_only_deliveries_whose_line_it_wrote():
+    """Adapter.java: a delivery is `announced` after its line is written, the stop releases the announced ones,
+    and a delivery announced after the stop began releases itself."""
+    source = JAVA_ADAPTER.read_text(encoding="utf-8")
+    deliver = source[source.index("JSONObject deliver("):source.index("void release(int number)")]
+    assert deliver.index("send(line);") < deliver.index("announced.add(number);") < deliver.index("if (stopping)")
+    serve = source[source.index("int serve("):]
+    assert re.search(r"stopping = true;\s*for \(Integer number : new ArrayList<>\(announced\)\)", serve)
+
+
+class RecordingDriver(AdapterConsumer):
+    """The driver's line handling without a process: what it sends to the adapter is kept."""
+
+    def send(self, message: dict) -> None:
+        self.transcript.append(("to-adapter", message))
+
+
+def test_the_driver_keeps_a_release_that_came_before_its_delivery_line():
+    """Whatever an adapter writes first, the history keeps the answer the client got: a `released` line for a
+    delivery not yet recorded applies to it when its line comes."""
+    driver = RecordingDriver(StartRequest("127.0.0.1:1", "G", "T", "i"), lambda message, seen: "CONSUME_SUCCESS")
+    message = {"msgId": "a", "properties": {"UNIQ_KEY": "m0"}, "commitLogOffset": 154, "reconsumeTimes": 0}
+    driver.release({"type": "released", "delivery": 2, "status": "RECONSUME_LATER"})
+    driver.answer({"type": "delivery", "delivery": 2, "messages": [message]})
+    driver.answer({"type": "delivery", "delivery": 3, "messages": [message | {"msgId": "b"}]})
+    assert [(d.number, d.status) for d in driver.deliveries] == [(2, "RECONSUME_LATER"), (3, "CONSUME_SUCCESS")]

@@ -26,7 +26,7 @@ import contextlib
 import time
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK
-from conformance.codec.message import StoredMessage
+from conformance.codec.message import StoredMessage, decode_properties
 from conformance.history.records import BrokerRead, FaultEvent, RunSettings, StoredCopy, WireRequest
 from conformance.history.workload import Workload
 from conformance.runner.backends import admin
@@ -44,21 +44,44 @@ from conformance.runner.faults import FAULT_ANSWERS, FaultScript
 
 SEND_MESSAGES = (10, 310)
 REGISTER_LIMIT_S = 30.0  # a restarted broker registers at its start; a forced registration waits up to 6 s
+MATCH_WINDOW = 8  # sends stored out of their arrival order: at most this far apart
 PENDING_MS = 1500  # every level of the settings table is 1 s; a parked copy younger than this may still move
 
 
-def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float, str]]:
-    """(time, path) of each successful send-back and direct send to %RETRY%<group>, in arrival order."""
+def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float, str, int, str | None]]:
+    """(time, path, offset named, the key the request names or None) of each successful send-back and direct send
+    to %RETRY%<group>, in arrival order."""
     found = []
     for request in requests:
         topic = request.fields.get("topic", request.fields.get("b", ""))
         if request.response_code != 0:
             continue
         if request.code == CONSUMER_SEND_MSG_BACK:
-            found.append((request.time_ms, "rpc", int(request.fields.get("offset", -1))))
+            offset, named = int(request.fields.get("offset", -1)), request.fields.get("originMsgId")
+            found.append((request.time_ms, "rpc", offset, named))
         elif request.code in SEND_MESSAGES and topic == f"%RETRY%{group}":
-            found.append((request.time_ms, "fallback", -1))
+            properties = decode_properties(request.fields.get("properties", request.fields.get("i", "")) or "")
+            found.append((request.time_ms, "fallback", -1, properties.get("UNIQ_KEY")))
     return found
+
+
+def match_copies(sends: list[tuple], copies: list[StoredMessage]) -> list[tuple[tuple, StoredMessage]]:
+    """Each send paired with the copy it stored: the first unmatched copy (store order) of the key the send names
+    among the next MATCH_WINDOW, else the first unmatched one. The broker handles the requests of one connection on
+    several threads, so sends arriving together may be stored in another order (a Java client sent m1, m0 and m2
+    back in one ms; the broker stored m0's copy first)."""
+    left, pairs = list(copies), []
+    for send in sends:
+        if not left:
+            break
+        named = send[3]
+        index = next((i for i, copy in enumerate(left[:MATCH_WINDOW]) if get_key(copy) == named), 0)
+        pairs.append((send, left.pop(index)))
+    return pairs
+
+
+def get_key(copy: StoredMessage) -> str:
+    return copy.properties.get("UNIQ_KEY", "")
 
 
 class RealBackend:
@@ -129,12 +152,12 @@ class RealBackend:
         time of a copy is its request's, on the proxy's clock)."""
         sends = get_retry_sends(self.get_requests(), self.settings.group)
         copies = []
-        for (at, path, offset), copy in zip(sends, self.read_copies(), strict=False):
+        for (at, path, offset, _named), copy in match_copies(sends, self.read_copies()):
             destination = copy.properties.get("REAL_TOPIC", copy.topic) if copy.topic == SCHEDULE_TOPIC \
                 else copy.topic
             level = int(copy.properties.get("DELAY", "0")) if copy.topic == SCHEDULE_TOPIC else 0
             copies.append(StoredCopy(at, offset,
-                                     copy.properties.get("UNIQ_KEY", ""), copy.reconsume_times, destination, level,
+                                     get_key(copy), copy.reconsume_times, destination, level,
                                      path))
         return copies
 

@@ -31,6 +31,11 @@ class Deliveries:
     def __init__(self, channel: Channel, fallback: str = "RECONSUME_LATER"):
         self.channel, self.fallback, self.lock, self.next = channel, fallback, threading.Lock(), 1
         self.waiting: dict[int, tuple[threading.Event, list]] = {}
+        # Deliveries whose line was written: only those are released at stop, so that a `released` line never
+        # reaches the harness before its delivery line (it would be ignored, and the history keep the script's
+        # status for a listener that got the fallback).
+        self.announced: set[int] = set()
+        self.stopping = False
 
     def deliver(self, message: dict) -> dict:
         with self.lock:
@@ -38,9 +43,15 @@ class Deliveries:
             slot = self.waiting[number] = (threading.Event(), [])
         self.channel.send({"type": "delivery", "delivery": number, "thread": threading.current_thread().name,
                            "messages": [message], "context": {}})
+        with self.lock:
+            self.announced.add(number)
+            stopping = self.stopping
+        if stopping:
+            self.release({number})
         answered = slot[0].wait(OUTCOME_TIMEOUT_S)
         with self.lock:
             self.waiting.pop(number, None)
+            self.announced.discard(number)
         if not answered:
             late = f"no outcome for delivery {number} in {OUTCOME_TIMEOUT_S} s"
             self.channel.send({"type": "error", "message": late})
@@ -60,10 +71,16 @@ class Deliveries:
         """At stop: every blocked listener gets the fallback status, so the client's shutdown can join its threads;
         a `released` line tells the harness which answer the client really got. A listener whose outcome already
         came keeps it, and no `released` line is sent for it (the history would say it failed where it succeeded)."""
+        with self.lock:
+            self.stopping = True
+            announced = set(self.announced)
+        self.release(announced)
+
+    def release(self, numbers: set[int]) -> None:
         released = []
         with self.lock:
             for number, (event, answer) in self.waiting.items():
-                if not event.is_set():
+                if number in numbers and not event.is_set():
                     answer.append({"status": self.fallback})
                     event.set()
                     released.append(number)

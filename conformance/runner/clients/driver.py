@@ -121,6 +121,8 @@ class AdapterConsumer:
         self.client: dict = {}
         self.ready_line: dict = {}
         self.seen: dict[str, int] = defaultdict(int)
+        # `released` lines of deliveries not yet recorded (an adapter that wrote the release first), by number.
+        self.early_releases: dict[int, str] = {}
         self.lines: queue.Queue = queue.Queue()
         self.stopped = threading.Event()
         self.ready = threading.Event()
@@ -248,15 +250,19 @@ class AdapterConsumer:
         failing = [outcome for _message, _seen, outcome in answered if outcome["status"] not in SUCCESS_STATUSES]
         outcome = failing[0] if failing else answered[0][2]
         at = self.clock() * 1000.0
-        self.deliveries.extend(Delivery(line["delivery"], at, message, outcome["status"], seen)
-                               for message, seen, _ in answered)
+        status = self.early_releases.pop(line["delivery"], outcome["status"])
+        self.deliveries.extend(Delivery(line["delivery"], at, message, status, seen) for message, seen, _ in answered)
         self.send({"type": "outcome", "delivery": line["delivery"], **outcome})
 
     def release(self, line: dict) -> None:
-        """The adapter answered delivery K itself at stop (the harness's outcome came too late): record that."""
+        """The adapter answered delivery K itself at stop (the harness's outcome came too late): record that; a
+        release before its delivery line is kept for it (the client returned the release, not the script's status)."""
+        found = False
         for index, delivery in enumerate(self.deliveries):
             if delivery.number == line["delivery"]:
-                self.deliveries[index] = evolve(delivery, status=line["status"])
+                self.deliveries[index], found = evolve(delivery, status=line["status"]), True
+        if not found:
+            self.early_releases[line["delivery"]] = line["status"]
 
     def stop(self) -> None:
         """Ask the adapter to stop; kill its whole process group if it has not within STOP_TIMEOUT_S."""

@@ -51,9 +51,13 @@ type adapter struct {
 	next     int
 	waiting  map[int]chan map[string]interface{}
 	released map[int]bool
-	lock     sync.Mutex
-	release  string
-	stopping bool
+	// announced: deliveries whose line was written; only those are released at stop, so that a `released` line
+	// never reaches the harness before its delivery line (it would be ignored and the history keep the script's
+	// status for a listener that answered RECONSUME_LATER).
+	announced map[int]bool
+	lock      sync.Mutex
+	release   string
+	stopping  bool
 }
 
 func (a *adapter) send(line map[string]interface{}) {
@@ -95,7 +99,6 @@ func (a *adapter) deliver(msgs []*primitive.MessageExt, mq primitive.MessageQueu
 	number := a.next
 	slot := make(chan map[string]interface{}, 1)
 	a.waiting[number] = slot
-	stopping := a.stopping
 	a.lock.Unlock()
 	records := make([]map[string]interface{}, 0, len(msgs))
 	for _, msg := range msgs {
@@ -104,12 +107,17 @@ func (a *adapter) deliver(msgs []*primitive.MessageExt, mq primitive.MessageQueu
 	view["queue"] = map[string]interface{}{"topic": mq.Topic, "brokerName": mq.BrokerName, "queueId": mq.QueueId}
 	a.send(map[string]interface{}{"type": "delivery", "delivery": number, "thread": "goroutine",
 		"messages": records, "context": view})
+	a.lock.Lock()
+	a.announced[number] = true
+	stopping := a.stopping
+	a.lock.Unlock()
 	if stopping {
 		a.releaseOne(number)
 	}
 	defer func() {
 		a.lock.Lock()
 		delete(a.waiting, number)
+		delete(a.announced, number)
 		a.lock.Unlock()
 	}()
 	select {
@@ -143,7 +151,9 @@ func (a *adapter) releaseAll() {
 	a.stopping = true
 	numbers := make([]int, 0, len(a.waiting))
 	for number := range a.waiting {
-		numbers = append(numbers, number)
+		if a.announced[number] { // one not yet announced releases itself once its line is written
+			numbers = append(numbers, number)
+		}
 	}
 	a.lock.Unlock()
 	for _, number := range numbers {
@@ -351,6 +361,6 @@ func main() {
 	protocolOut := os.Stdout
 	os.Stdout = os.Stderr
 	a := &adapter{out: bufio.NewWriter(protocolOut), waiting: map[int]chan map[string]interface{}{},
-		released: map[int]bool{}, release: "RECONSUME_LATER"}
+		released: map[int]bool{}, announced: map[int]bool{}, release: "RECONSUME_LATER"}
 	a.serve(bufio.NewReader(os.Stdin))
 }

@@ -7,9 +7,12 @@ client never made."""
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from conformance.runner.clients.adapter_io import Deliveries
 from conformance.runner.clients.driver import AdapterConsumer, StartRequest
@@ -130,3 +133,38 @@ def test_the_driver_keeps_a_release_that_came_before_its_delivery_line():
     driver.answer({"type": "delivery", "delivery": 2, "messages": [message]})
     driver.answer({"type": "delivery", "delivery": 3, "messages": [message | {"msgId": "b"}]})
     assert [(d.number, d.status) for d in driver.deliveries] == [(2, "RECONSUME_LATER"), (3, "CONSUME_SUCCESS")]
+
+
+# Answers `start`, and at `stop` writes `stopped`, then a delivery its client's shutdown still made and that
+# delivery's release, and exits (a Java consume task queued before the shutdown runs while it persists offsets).
+LATE = r"""
+import json, sys
+def send(line):
+    print(json.dumps(line), flush=True)
+sys.stdin.readline()
+send({"type": "ready", "protocol": 1, "client": {"name": "late", "version": "1"}})
+for text in sys.stdin:
+    if json.loads(text)["type"] == "stop":
+        break
+message = {"msgId": "m0", "topic": "T", "queueId": 0, "queueOffset": 0, "commitLogOffset": 154, "reconsumeTimes": 0,
+           "properties": {"UNIQ_KEY": "m0"}}
+send({"type": "stopped"})
+send({"type": "delivery", "delivery": 1, "thread": "t", "messages": [message]})
+send({"type": "released", "delivery": 1, "status": "RECONSUME_LATER"})
+"""
+
+
+class LateAdapter(AdapterConsumer):
+    client_name = "late"
+
+    def get_argv(self) -> list[str]:
+        return [sys.executable, "-c", LATE]
+
+
+@pytest.mark.timeout(30)
+def test_what_an_adapter_writes_after_stopped_is_in_the_history():
+    consumer = LateAdapter(StartRequest("127.0.0.1:1", "G", "T", "i"), lambda message, seen: "CONSUME_SUCCESS")
+    consumer.start()
+    consumer.stop()
+    assert [(d.number, d.status) for d in consumer.deliveries] == [(1, "RECONSUME_LATER")]
+    assert consumer.errors == []  # the outcome for that delivery met a closed pipe: no error of the client

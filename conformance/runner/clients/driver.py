@@ -34,6 +34,8 @@ SUCCESS_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT", "ACK"})
 STDERR_TAIL = 2000
 # How long a kill waits for the killed process to be reaped.
 KILL_WAIT_S = 5.0
+# How long stop() waits, once the adapter exited, for its last lines to be read.
+DRAIN_LIMIT_S = 2.0
 
 
 def find_adapter_processes(marker: bytes, parent: int | None = None) -> list[int]:
@@ -125,6 +127,9 @@ class AdapterConsumer:
         self.early_releases: dict[int, str] = {}
         self.lines: queue.Queue = queue.Queue()
         self.stopped = threading.Event()
+        # Set when the adapter's output ended: what it wrote after `stopped` (a listener the client's shutdown still
+        # ran, and its release) is in the history too.
+        self.drained = threading.Event()
         self.ready = threading.Event()
         self.log_dir = log_dir
         self.stderr_path: str | None = None
@@ -188,7 +193,7 @@ class AdapterConsumer:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, ValueError, OSError) as error:
-            if not self.dead:
+            if not self.dead and not self.is_stop_sent():  # an outcome for a delivery made as it exited: no matter
                 self.errors.append(f"send {message.get('type')}: {error}")
 
     def read_lines(self) -> None:
@@ -227,12 +232,15 @@ class AdapterConsumer:
                 self.errors.append(line["message"])
                 if not self.client:
                     self.ready.set()  # an error instead of `ready` fails the start at once
-            elif kind in ("stopped", "eof"):
-                if kind == "eof" and self.reports_early_exit and not self.dead and not self.is_stop_sent():
+            elif kind == "stopped":
+                self.stopped.set()
+            elif kind == "eof":
+                if self.reports_early_exit and not self.dead and not self.is_stop_sent():
                     self.errors.append(f"the {self.client_name} adapter exited before it was stopped; stderr tail: "
                                        f"{self.get_stderr_tail()}")
                 self.stopped.set()
                 self.ready.set()  # an adapter that ends before `ready` fails the start at once
+                self.drained.set()
                 return
 
     def is_stop_sent(self) -> bool:
@@ -275,6 +283,7 @@ class AdapterConsumer:
         except subprocess.TimeoutExpired:
             self.errors.append(f"the adapter did not exit within {STOP_TIMEOUT_S} s of stop: killed")
             self.kill()
+        self.drained.wait(DRAIN_LIMIT_S)
 
     def kill(self) -> None:
         """SIGKILL the adapter's whole process group at once (the client persists nothing) and mark it dead; waits

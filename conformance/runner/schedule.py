@@ -135,9 +135,10 @@ class Scheduler:
         """End every active fault that is due, then fire every pending fault whose trigger was reached. A client
         fault due while the name server is stopped ends once it is back: RocketMQ's clients cannot start without a
         name server (4.9.8's start() fails fetching the route), so the client comes back as an operator would
-        bring it back, after the outage."""
+        bring it back, after the outage — and after it in the same poll, whichever fired first."""
         namesrv_down = any(a.fault.kind == "namesrv_stop" and self.clock() < a.due_s for a in self.active)
-        for active in [a for a in self.active if self.clock() >= a.due_s]:
+        due = [a for a in self.active if self.clock() >= a.due_s]
+        for active in sorted(due, key=lambda a: a.fault.kind in CLIENT_KINDS):  # processes first, clients last
             if not (namesrv_down and active.fault.kind in CLIENT_KINDS):
                 self.end(active)
         deliveries = [d for c in self.clients.consumers for d in list(c.deliveries)]

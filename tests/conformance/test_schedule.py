@@ -116,6 +116,21 @@ def test_a_client_due_back_while_the_name_server_is_stopped_comes_back_after_it(
     assert [e.kind for e in scheduler.events] == ["namesrv_stop", "client_kill"]
 
 
+def test_a_client_fired_first_in_the_same_poll_still_comes_back_after_the_name_server():
+    """conformance-java-faults-real drew it: the client's start took longer than both triggers, so the first poll
+    fired the schedule's client_restart (338 ms, 2 s) before its namesrv_stop (43 ms, 3 s); when both were due the
+    client was started first, while the name server was still stopped, and the 4.9.8 client's start failed."""
+    scheduler, log, clock = make([ScheduledFault("client_restart", AfterMs(338), 2000),
+                                  ScheduledFault("namesrv_stop", AfterMs(43), 3000)])
+    del log[:]
+    clock.now += 0.4
+    scheduler.poll([])
+    assert log == [("stop", 0), ("stop_namesrv",)]
+    clock.now += 3.5  # both due in one poll
+    scheduler.poll([])
+    assert log == [("stop", 0), ("stop_namesrv",), ("start_namesrv",), ("start", 1)]
+
+
 def test_a_restart_waits_until_the_name_server_is_back():
     """A workload's restart_after falling in a name-server outage (conformance-java-faults drew it): the restart
     waits for the outage to end."""

@@ -168,3 +168,16 @@ def test_what_an_adapter_writes_after_stopped_is_in_the_history():
     consumer.stop()
     assert [(d.number, d.status) for d in consumer.deliveries] == [(1, "RECONSUME_LATER")]
     assert consumer.errors == []  # the outcome for that delivery met a closed pipe: no error of the client
+
+
+def test_the_java_adapter_answers_an_interrupted_listener_as_released():
+    """4.9.8's shutdown interrupts the consume threads (ThreadUtils.shutdownGracefully with awaitTerminate 0 calls
+    shutdownNow): a listener interrupted while it waits for its outcome is released — the client gets the release
+    status and the harness a `released` line — instead of throwing, which the client reads as a failure the history
+    never shows."""
+    source = JAVA_ADAPTER.read_text(encoding="utf-8")
+    deliver = source[source.index("JSONObject deliver("):source.index("void release(int number)")]
+    interrupted = deliver[deliver.index("catch (InterruptedException e)"):]
+    interrupted = interrupted[:interrupted.index("} catch")]
+    assert interrupted.index("release(number);") < interrupted.index("return slot.join();")
+    assert "throw" not in interrupted

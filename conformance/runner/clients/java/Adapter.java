@@ -38,6 +38,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -151,7 +152,14 @@ public final class Adapter {
             JSONObject late = new JSONObject();
             late.put("status", releaseStatus);
             return late;
-        } catch (Exception e) {
+        } catch (InterruptedException e) {
+            // The client's shutdown interrupts its consume threads (shutdownNow, 4.9.8's default awaitTerminate 0):
+            // answer this listener as at stop, with a `released` line, instead of throwing an exception the
+            // history would not show (the client sent the copy back while the history said CONSUME_SUCCESS).
+            release(number);
+            Thread.currentThread().interrupt();
+            return slot.join();
+        } catch (ExecutionException e) {
             throw new IllegalStateException(e);
         } finally {
             waiting.remove(number);

@@ -47,5 +47,5 @@ def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: i
         if codes is None or unit.tags_code in codes:
             indices.append(unit.log_index)
         position += 1
-    found = compute_logged_messages(store.commit_log.get_entries(indices))
+    found = compute_logged_messages(store.commit_log.get_stored(indices))
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position

@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Iterator, Mapping
-from itertools import chain
 
 import immutables
 from attrs import field, frozen
@@ -29,7 +28,7 @@ from model.values.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.values.records import bounded_repr, evolve, new_tuple, record
+from model.values.records import bounded_repr, evolve, get_record_builder, new_tuple, record
 
 # A consume queue is an AppendLog of units, indexed by queue offset; the commit log one of records. Both keep their
 # entries as plain tuples, which CPython's cyclic collector stops walking (model/values/append_log.py).
@@ -111,10 +110,14 @@ class Store:
         return None
 
 
+# Every put builds its Store (model/values/records.py).
+_build_store = get_record_builder(Store)
+
+
 def compute_stored_size(body: bytes, property_pairs: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
     with the properties as (name, value) pairs: the string has one separator after each name and each value."""
-    return 100 + len(body) + len("".join(chain.from_iterable(property_pairs))) + 2 * len(property_pairs)
+    return 100 + len(body) + len("".join([name + value for name, value in property_pairs])) + 2 * len(property_pairs)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -174,7 +177,8 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
         if missing > 0:
             schedule_queues += (EMPTY_QUEUE,) * missing
         schedule_queues = schedule_queues[:queue_id] + (queue,) + schedule_queues[queue_id + 1:]
-    store = Store(log.append(stored), physical + size, store.consume_queues.set(key, queue), schedule_queues)
+    store = _build_store({"commit_log": log.append(stored), "next_physical_offset": physical + size,
+                          "consume_queues": store.consume_queues.set(key, queue), "schedule_queues": schedule_queues})
     return store, new_tuple(CommitLogRecord, stored)
 
 

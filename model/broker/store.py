@@ -117,7 +117,8 @@ _build_store = get_record_builder(Store)
 def compute_stored_size(body: bytes, property_pairs: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
     with the properties as (name, value) pairs: the string has one separator after each name and each value."""
-    return 100 + len(body) + len("".join([name + value for name, value in property_pairs])) + 2 * len(property_pairs)
+    # The pairs joined into one flat tuple first: the fastest way for the few properties a message has.
+    return 100 + len(body) + len("".join(sum(property_pairs, ()))) + 2 * len(property_pairs)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -212,6 +213,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
                 stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
-    store, record, _properties = put_record(store, message, now, delays, stored_properties=stored_properties,
-                                            clock_lead=clock_lead)
-    return store, compute_logged_message(record)
+    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                           clock_lead=clock_lead)
+    # The record's message, with the map its properties were taken from rather than one built again.
+    return store, new_tuple(Message, (*record[:3], properties, *record[4:]))

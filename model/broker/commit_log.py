@@ -5,6 +5,7 @@ built at every put and delivery at a tuple's cost, and kept by the store as a pl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import NamedTuple
 
 from immutables import Map
@@ -30,12 +31,14 @@ class ConsumeQueueUnit(NamedTuple):
 
 
 class CommitLogRecord(NamedTuple):
-    """The commit log's copy of a stored message: Message's fields in Message's order, the properties as a tuple of
-    (name, value) pairs, which is what the store keeps (Java's propertiesString).
+    """The commit log's copy of a stored message: Message's fields in Message's order, the properties as one flat
+    tuple (name, value, name, value, ...), which is what the store keeps (Java's propertiesString).
 
     No field holds a map or any other object CPython's cyclic collector tracks, so the commit log can keep each
     record as a plain tuple that the collector stops walking (model/values/append_log.py); a read of a record
-    builds its message's map from the pairs (benchmarks/NOTES.md).
+    builds its message's map from the flat tuple. Flat rather than (name, value) pairs: a tuple of tuples is
+    untracked one level per collection, so records of pairs lived on into the oldest generation, and kept a tracked
+    tuple per property alive (benchmarks/NOTES.md).
     """
 
     topic: str
@@ -53,17 +56,24 @@ class CommitLogRecord(NamedTuple):
 
     def get_properties(self) -> dict:
         """The properties the record holds, as a dict."""
-        return dict(self.properties)
+        names_and_values = iter(self.properties)
+        return dict(zip(names_and_values, names_and_values, strict=False))
 
 
-def compute_property_pairs(properties: Mapping) -> tuple:
-    """A property map as the commit log keeps it: a tuple of (name, value) pairs."""
-    return tuple(properties.items())
+def compute_flat_properties(properties: Mapping) -> tuple:
+    """A property map as the commit log keeps it: one flat tuple, name, value, name, value, ..."""
+    return tuple(chain.from_iterable(properties.items()))
+
+
+def compute_property_map(flat_properties: tuple) -> Map:
+    """The property map a flat properties tuple holds (the inverse of compute_flat_properties)."""
+    names_and_values = iter(flat_properties)
+    return Map(zip(names_and_values, names_and_values, strict=False))
 
 
 def compute_log_record(message: Message) -> CommitLogRecord:
     """The commit log's copy of a stored message."""
-    return new_tuple(CommitLogRecord, (*message[:3], compute_property_pairs(message.properties), *message[4:]))
+    return new_tuple(CommitLogRecord, (*message[:3], compute_flat_properties(message.properties), *message[4:]))
 
 
 def compute_logged_message(record: tuple) -> Message:
@@ -75,9 +85,9 @@ def compute_logged_message(record: tuple) -> Message:
 def compute_logged_messages(records: Iterable[tuple]) -> list[Message]:
     """compute_logged_message of each record (one call for a pulled batch). Each record is unpacked whole: a
     quarter of the cost of two slices around the property map."""
-    return [new_tuple(Message, (topic, body, tags, Map(pairs), queue_id, offset, physical, msg_id, times, flag,
-                                born, stored))
-            for topic, body, tags, pairs, queue_id, offset, physical, msg_id, times, flag, born, stored in records]
+    return [new_tuple(Message, (topic, body, tags, compute_property_map(flat), queue_id, offset, physical, msg_id,
+                                times, flag, born, stored))
+            for topic, body, tags, flat, queue_id, offset, physical, msg_id, times, flag, born, stored in records]
 
 
 # The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
@@ -89,9 +99,9 @@ def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_
     return draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id) + draft[_PLACED_TO:]
 
 
-def compute_draft_record(topic: str, body: bytes, tags: str | None, property_pairs: tuple, queue_id: int,
+def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,
                          reconsume_times: int, flag: int, born_timestamp: int, store_timestamp: int) -> CommitLogRecord:
     """A record about to be put: every field but the queue offset, physical offset and msg id, which the put
     assigns (append_record)."""
-    return new_tuple(CommitLogRecord, (topic, body, tags, property_pairs, queue_id, -1, -1, "", reconsume_times, flag,
+    return new_tuple(CommitLogRecord, (topic, body, tags, flat_properties, queue_id, -1, -1, "", reconsume_times, flag,
                                         born_timestamp, store_timestamp))

@@ -194,10 +194,10 @@ def compute_message_timeup(scheduled: CommitLogRecord, now: int) -> CommitLogRec
     stores the properties string computed before the clear: the stored copy keeps the stale DELAY (DT-06). The
     cleared map is read by nothing else, so the draft carries only the properties string.
     """
-    properties = dict(scheduled.properties)
+    properties = scheduled.get_properties()
     return compute_draft_record(
         topic=properties[PROPERTY_REAL_TOPIC], body=scheduled.body, tags=scheduled.tags,
-        property_pairs=scheduled.properties, queue_id=int(properties[PROPERTY_REAL_QUEUE_ID]),
+        flat_properties=scheduled.properties, queue_id=int(properties[PROPERTY_REAL_QUEUE_ID]),
         reconsume_times=scheduled.reconsume_times, flag=scheduled.flag, born_timestamp=scheduled.born_timestamp,
         store_timestamp=now)
 

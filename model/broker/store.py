@@ -13,9 +13,9 @@ from model.broker.commit_log import (
     CommitLogRecord,
     ConsumeQueueUnit,
     compute_draft_record,
+    compute_flat_properties,
     compute_logged_message,
     compute_placed_record,
-    compute_property_pairs,
 )
 from model.values.append_log import AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
@@ -114,11 +114,10 @@ class Store:
 _build_store = get_record_builder(Store)
 
 
-def compute_stored_size(body: bytes, property_pairs: tuple) -> int:
+def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
     """A stand-in for the encoded size: what advances the physical offset (body + properties string + header),
-    with the properties as (name, value) pairs: the string has one separator after each name and each value."""
-    # The pairs joined into one flat tuple first: the fastest way for the few properties a message has.
-    return 100 + len(body) + len("".join(sum(property_pairs, ()))) + 2 * len(property_pairs)
+    with the properties flat (name, value, ...): the string has one separator after each name and each value."""
+    return 100 + len(body) + len("".join(flat_properties)) + len(flat_properties)
 
 
 def compute_clamped_delay_level(level: int, delays: tuple[int, ...]) -> int:
@@ -148,7 +147,7 @@ def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
     A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
     """
     if record.topic == SCHEDULE_TOPIC:
-        delay = dict(record.properties).get(PROPERTY_DELAY_TIME_LEVEL)
+        delay = record.get_properties().get(PROPERTY_DELAY_TIME_LEVEL)
         level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
             return compute_deliver_timestamp(delays, level, record.store_timestamp)
@@ -202,7 +201,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
         topic, queue_id = message.topic, message.queue_id
         properties = message.properties if stored_properties is None else stored_properties
     stored_at = now + clock_lead
-    draft = compute_draft_record(topic, message.body, message.tags, compute_property_pairs(properties), queue_id,
+    draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
                                  message.reconsume_times, message.flag, message.born_timestamp, stored_at)
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None

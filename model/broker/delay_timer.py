@@ -194,12 +194,12 @@ def compute_message_timeup(scheduled: CommitLogRecord, now: int) -> CommitLogRec
     stores the properties string computed before the clear: the stored copy keeps the stale DELAY (DT-06). The
     cleared map is read by nothing else, so the draft carries only the properties string.
     """
-    properties = scheduled.property_map
+    properties = scheduled.get_properties()
     return compute_draft_record(
         topic=properties[PROPERTY_REAL_TOPIC], body=scheduled.body, tags=scheduled.tags,
         flat_properties=scheduled.properties, queue_id=int(properties[PROPERTY_REAL_QUEUE_ID]),
         reconsume_times=scheduled.reconsume_times, flag=scheduled.flag, born_timestamp=scheduled.born_timestamp,
-        store_timestamp=now, property_map=properties)
+        store_timestamp=now)
 
 
 def process_delivery(store: Store, config: Config, level: int, offset: int, unit: ConsumeQueueUnit, now: int,

@@ -41,11 +41,13 @@ def get_broker_pull(broker: Broker, mq: MessageQueue, offset: int, min_offset: i
     if offset == high:
         return "NO_NEW_MSG", [], offset
     indices, position = [], offset
-    for unit in queue.iterate(offset, offset + max(MAX_FILTER_SCAN_UNITS, batch_size)):
+    # The units as stored (plain tuples in ConsumeQueueUnit's field order): a scan reads two fields of each.
+    for _physical, _size, tags_code, _stored_at, log_index in queue.iterate_stored(
+            offset, offset + max(MAX_FILTER_SCAN_UNITS, batch_size)):
         if len(indices) == batch_size:
             break
-        if codes is None or unit.tags_code in codes:
-            indices.append(unit.log_index)
+        if codes is None or tags_code in codes:
+            indices.append(log_index)
         position += 1
-    found = compute_logged_messages(store.commit_log.get_entries(indices))
+    found = compute_logged_messages(store.commit_log.get_stored(indices))
     return ("FOUND" if found else "NO_MATCHED_MSG"), found, position

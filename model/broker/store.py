@@ -17,7 +17,7 @@ from model.broker.commit_log import (
     compute_logged_message,
     compute_placed_record,
 )
-from model.values.append_log import EMPTY_LOG, AppendLog
+from model.values.append_log import AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
 from model.values.message import (
     PROPERTY_DELAY_TIME_LEVEL,
@@ -28,14 +28,16 @@ from model.values.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.values.records import bounded_repr, evolve, new_tuple, record
+from model.values.records import bounded_repr, evolve, get_record_builder, new_tuple, record
 
-# A consume queue is an AppendLog of units, indexed by queue offset.
-EMPTY_QUEUE = EMPTY_LOG
+# A consume queue is an AppendLog of units, indexed by queue offset; the commit log one of records. Both keep their
+# entries as plain tuples, which CPython's cyclic collector stops walking (model/values/append_log.py).
+EMPTY_QUEUE = AppendLog(kind=ConsumeQueueUnit)
+EMPTY_COMMIT_LOG = AppendLog(kind=CommitLogRecord)
 
 
-# A record's physical offset: the key of lookMessageByOffset's binary search.
-get_commit_log_offset = operator.attrgetter("commit_log_offset")
+# A record's physical offset, read by position: the key of lookMessageByOffset's binary search over stored records.
+get_commit_log_offset = operator.itemgetter(CommitLogRecord._fields.index("commit_log_offset"))
 
 
 class PutMessageStatus(enum.Enum):
@@ -60,7 +62,7 @@ class Store:
     """Commit log in physical-offset order (of log records), and consume queues keyed by (topic, queue id)."""
 
     __repr__ = bounded_repr  # [SY-12] a failure report never prints the whole state
-    commit_log: AppendLog = EMPTY_LOG
+    commit_log: AppendLog = EMPTY_COMMIT_LOG
     next_physical_offset: int = 0
     consume_queues: immutables.Map = field(factory=immutables.Map)
     # The queues of SCHEDULE_TOPIC_XXXX again, by queue id: the scheduler reads all of them at every event (DT-04).
@@ -89,7 +91,7 @@ class Store:
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
         index = self.commit_log.bisect_left(commit_log_offset, get_commit_log_offset)
-        if index < len(self.commit_log) and self.commit_log[index].commit_log_offset == commit_log_offset:
+        if index < len(self.commit_log) and get_commit_log_offset(self.commit_log[index]) == commit_log_offset:
             return compute_logged_message(self.commit_log[index])
         return None
 
@@ -106,6 +108,10 @@ class Store:
         if 0 <= queue_offset < len(queue):
             return self.get_message_at(queue[queue_offset].log_index)
         return None
+
+
+# Every put builds its Store (model/values/records.py).
+_build_store = get_record_builder(Store)
 
 
 def compute_stored_size(body: bytes, flat_properties: tuple) -> int:
@@ -141,7 +147,7 @@ def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
     A message stored in SCHEDULE_TOPIC_XXXX carries its (clamped) DELAY in the record's properties.
     """
     if record.topic == SCHEDULE_TOPIC:
-        delay = record.property_map.get(PROPERTY_DELAY_TIME_LEVEL)
+        delay = record.get_properties().get(PROPERTY_DELAY_TIME_LEVEL)
         level = compute_clamped_delay_level(int(delay or 0), delays)
         if level > 0:
             return compute_deliver_timestamp(delays, level, record.store_timestamp)
@@ -159,19 +165,21 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
     # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
-    record = compute_placed_record(draft, queue.length, physical, compute_message_id(physical))
+    # Both logs take plain tuples (the record's, and the unit's fields in ConsumeQueueUnit's order).
+    stored = compute_placed_record(draft, queue.length, physical, compute_message_id(physical))
     size = compute_stored_size(draft.body, draft.properties)
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
-    queue = queue.append(new_tuple(ConsumeQueueUnit, (physical, size, tags_code, now, log.length)))
+    queue = queue.append((physical, size, tags_code, now, log.length))
     schedule_queues = store.schedule_queues
     if topic == SCHEDULE_TOPIC:
         missing = queue_id + 1 - len(schedule_queues)
         if missing > 0:
             schedule_queues += (EMPTY_QUEUE,) * missing
         schedule_queues = schedule_queues[:queue_id] + (queue,) + schedule_queues[queue_id + 1:]
-    store = Store(log.append(record), physical + size, store.consume_queues.set(key, queue), schedule_queues)
-    return store, record
+    store = _build_store({"commit_log": log.append(stored), "next_physical_offset": physical + size,
+                          "consume_queues": store.consume_queues.set(key, queue), "schedule_queues": schedule_queues})
+    return store, new_tuple(CommitLogRecord, stored)
 
 
 def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
@@ -194,7 +202,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
         properties = message.properties if stored_properties is None else stored_properties
     stored_at = now + clock_lead
     draft = compute_draft_record(topic, message.body, message.tags, compute_flat_properties(properties), queue_id,
-                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at, properties)
+                                 message.reconsume_times, message.flag, message.born_timestamp, stored_at)
     # ST-03 for a message this put parks: its deliver timestamp, from the level already in hand
     tags_code = compute_deliver_timestamp(delays, level, stored_at) if level > 0 else None
     store, record = append_record(store, draft, now, delays, tags_code)
@@ -204,6 +212,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
 def put_message(store: Store, message: Message, now: int, delays: tuple[int, ...], *,
                 stored_properties: Mapping | None = None, clock_lead: int = 0) -> tuple[Store, Message]:
     """[ST-06] put_record, returning the message as stored (offsets, msg id and store time assigned)."""
-    store, record, _properties = put_record(store, message, now, delays, stored_properties=stored_properties,
-                                            clock_lead=clock_lead)
-    return store, compute_logged_message(record)
+    store, record, properties = put_record(store, message, now, delays, stored_properties=stored_properties,
+                                           clock_lead=clock_lead)
+    # The record's message, with the map its properties were taken from rather than one built again.
+    return store, new_tuple(Message, (*record[:3], properties, *record[4:]))

@@ -64,7 +64,10 @@ def replace_cached(pq, msgs):
     """Java mutates the cached objects in place (topic reset, CONSUME_START_TIME, local reconsumeTimes + 1);
     here the cached values are replaced by the changed ones, only where the offset is still cached."""
     tree = pq.msg_tree_map
-    return evolve(pq, msg_tree_map=tree.update([(msg.queue_offset, msg) for msg in msgs if msg.queue_offset in tree]))
+    replaced = tree.update([(msg.queue_offset, msg) for msg in msgs])
+    if replaced.size != tree.size:  # some offset is no longer cached: only the others are replaced
+        replaced = tree.update([(msg.queue_offset, msg) for msg in msgs if msg.queue_offset in tree])
+    return evolve(pq, msg_tree_map=replaced)
 
 
 def start_listener(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue, msgs: tuple[Message, ...],

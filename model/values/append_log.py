@@ -4,6 +4,10 @@ Entries live in tuples of 32 (chunks) kept in an immutables.Map by chunk number,
 chunk as the tail. An append copies at most the 32 references of the tail, and every 32nd append sets one map entry;
 an index is one map lookup and one tuple index.
 
+A log of named tuples (its `kind`) keeps each entry as a plain tuple of the same values and gives it back as the
+named tuple: CPython's cyclic collector stops tracking a plain tuple whose items are atoms (and then the chunk
+that holds it), never a named tuple, and every full collection walks each tracked object the store holds.
+
 Why not a vector or a map by index, and why a plain slotted class (as SortedMap) rather than an attrs record:
 benchmarks/NOTES.md.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import immutables
 
@@ -23,11 +28,14 @@ CHUNK_MASK = CHUNK_SIZE - 1
 class AppendLog:
     """Entries 0 .. len - 1; full chunks by chunk number, then the tail. Immutable: `append` returns a new log."""
 
-    __slots__ = ("chunks", "tail", "length")
+    __slots__ = ("chunks", "tail", "length", "kind")
 
-    def __init__(self, chunks: immutables.Map | None = None, tail: tuple = (), length: int = 0) -> None:
+    def __init__(self, chunks: immutables.Map | None = None, tail: tuple = (), length: int = 0,
+                 kind: type | None = None) -> None:
         self.chunks = immutables.Map() if chunks is None else chunks
         self.tail, self.length = tail, length
+        # The named tuple class of the entries (stored as plain tuples); None: entries are kept as given.
+        self.kind = kind
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AppendLog):
@@ -50,16 +58,21 @@ class AppendLog:
             raise IndexError(f"AppendLog index {index} out of range for length {self.length}")
         tail_start = self.length - len(self.tail)
         if index >= tail_start:
-            return self.tail[index - tail_start]
-        return self.chunks[index >> CHUNK_BITS][index & CHUNK_MASK]
+            entry = self.tail[index - tail_start]
+        else:
+            entry = self.chunks[index >> CHUNK_BITS][index & CHUNK_MASK]
+        return entry if self.kind is None else _new_tuple(self.kind, entry)
 
     def __iter__(self) -> Iterator:
-        for number in range(len(self.chunks)):
-            yield from self.chunks[number]
-        yield from self.tail
+        return self.iterate(0, self.length)
 
     def iterate(self, start: int, stop: int) -> Iterator:
         """The entries start .. stop - 1 (clipped to the log), a chunk at a time rather than an index each."""
+        stored = self.iterate_stored(start, stop)
+        return stored if self.kind is None else map(partial(_new_tuple, self.kind), stored)
+
+    def iterate_stored(self, start: int, stop: int) -> Iterator:
+        """`iterate`, each entry as stored (a plain tuple in a log of a `kind`)."""
         stop, tail_start = min(stop, self.length), self.length - len(self.tail)
         while start < min(stop, tail_start):
             chunk = self.chunks[start >> CHUNK_BITS]
@@ -72,13 +85,19 @@ class AppendLog:
     def get_entries(self, indices: list[int]) -> list:
         """The entries at `indices` (each within the log), in that order: one call for a pulled batch rather than an
         index each."""
+        stored = self.get_stored(indices)
+        return stored if self.kind is None else [_new_tuple(self.kind, entry) for entry in stored]
+
+    def get_stored(self, indices: list[int]) -> list:
+        """`get_entries`, each entry as stored (a plain tuple in a log of a `kind`)."""
         chunks, tail, tail_start = self.chunks, self.tail, self.length - len(self.tail)
         return [tail[index - tail_start] if index >= tail_start else chunks[index >> CHUNK_BITS][index & CHUNK_MASK]
                 for index in indices]
 
     def bisect_left(self, value, key: Callable) -> int:
         """The first index whose entry's `key` is >= value, for entries sorted by that key (a binary search over the
-        chunks' last entries, then one within the chunk found)."""
+        chunks' last entries, then one within the chunk found). `key` reads an entry as stored: by position, in a
+        log of a `kind`."""
         low, high = 0, len(self.chunks)
         while low < high:
             middle = (low + high) // 2
@@ -90,9 +109,14 @@ class AppendLog:
         return low * CHUNK_SIZE + bisect_left(chunk, value, key=key)
 
     def append(self, entry) -> AppendLog:
+        """The log with `entry` after the last; in a log of a `kind`, pass the plain tuple of its values (a named
+        tuple is converted)."""
+        if self.kind is not None and type(entry) is not tuple:
+            entry = tuple(entry)
         # Built without __init__ (benchmarks/NOTES.md).
         log = _new(AppendLog)
         tail = self.tail + (entry,)
+        log.kind = self.kind
         if len(tail) < CHUNK_SIZE:
             log.chunks, log.tail, log.length = self.chunks, tail, self.length + 1
         else:
@@ -101,6 +125,7 @@ class AppendLog:
 
 
 _new = object.__new__
+_new_tuple = tuple.__new__
 
 
 EMPTY_LOG = AppendLog()

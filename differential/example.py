@@ -27,9 +27,9 @@ DROPPED_FIELDS = frozenset({"TRACE_ON", "MSG_REGION", "msgId"})
 ID_PROPERTIES = ("ORIGIN_MESSAGE_ID",)
 BOGUS_OFFSET = 1 << 40
 # The real broker makes a stored message pullable asynchronously: ReputMessageService dispatches the commit log to
-# the consume queues every 1 ms (DefaultMessageStore 4.9.8). Each write step is followed by this pause, so that a
-# following read sees what the write decided on both backends.
-DISPATCH_PAUSE = 0.03
+# the consume queues every 1 ms (DefaultMessageStore 4.9.8). Each write step is followed by a wait until the broker
+# reports nothing left to dispatch (admin.wait_for_dispatch), so that a following read sees what the write decided
+# on both backends.
 WRITES = (s.Send, s.SendRetry, s.SendBack)
 
 
@@ -109,7 +109,7 @@ class Run:
             for step in sequence:
                 self.observations.append({"step": type(step).__name__, **self.apply(step)})
                 if isinstance(step, WRITES):
-                    time.sleep(DISPATCH_PAUSE)
+                    admin.wait_for_dispatch(self.client)
         finally:
             admin.update_broker_config(self.client, brokerPermission=6)
         return self.observations

@@ -116,14 +116,14 @@ def store_original(run: Run, reconsume_times: int, props: dict) -> StoredMessage
     properties = {"UNIQ_KEY": f"U-{time.monotonic_ns()}", "WAIT": "true", "TAGS": "a", **props}
     response = run.client.send(run.names.topic, 0, b"payload", properties, reconsume_times, None)
     assert response.code == 0, response
-    time.sleep(0.03)  # dispatch (differential/example.py DISPATCH_PAUSE)
+    admin.wait_for_dispatch(run.client)
     [stored] = run.read_queue(run.names.topic, 0)
     return stored
 
 
 def read_copies(run: Run, marks: list[int], group: str) -> list[StoredMessage]:
     """What a request stored for `group`: parked since `marks`, in its DLQ, in its retry topic."""
-    time.sleep(0.03)
+    admin.wait_for_dispatch(run.client)
     copies = run.read_parked(marks)
     for topic in (f"%DLQ%{group}", f"%RETRY%{group}"):
         copies += [m for q in range(4) for m in run.read_queue(topic, q)]

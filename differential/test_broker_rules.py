@@ -39,14 +39,14 @@ class Case:
             properties["DELAY"] = str(delay)
         response = self.client.send(topic or self.topic, queue_id, b"payload", properties, reconsume_times, max_times)
         assert response.code == SUCCESS, response
-        time.sleep(0.03)  # dispatch to the consume queue (differential/example.py DISPATCH_PAUSE)
+        admin.wait_for_dispatch(self.client)  # to the consume queue
         msg_id = response.ext_fields["msgId"]
         return decode_message_id(msg_id)[1], msg_id
 
     def send_back(self, offset: int, role: str = "q1", delay_level: int = 0, max_times: int | None = None,
                   origin: str | None = None) -> int:
         code = self.client.send_back(self.group(role), offset, delay_level, origin, self.topic, max_times).code
-        time.sleep(0.03)
+        admin.wait_for_dispatch(self.client)
         return code
 
     def read(self, topic: str) -> list:

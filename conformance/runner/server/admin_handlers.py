@@ -1,6 +1,7 @@
 """The admin requests a harness sends to set a backend up, answered by the model-backed server as RocketMQ 4.9.8's
 AdminBrokerProcessor answers them: UPDATE_AND_CREATE_TOPIC (17), GET_ALL_TOPIC_CONFIG (21), UPDATE_BROKER_CONFIG
-(25), GET_BROKER_CONFIG (26), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), and GET_ALL_DELAY_OFFSET (45), which
+(25), GET_BROKER_CONFIG (26), GET_BROKER_RUNTIME_INFO (28, its dispatchBehindBytes only: the model dispatches a
+stored message at once, so 0), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), and GET_ALL_DELAY_OFFSET (45), which
 a harness reads to tell a copy still parked for a delay from one already delivered.
 
 They change the model's broker configuration (topics, subscription groups, brokerPermission); they decide no retry
@@ -71,6 +72,10 @@ async def get_broker_config(server, request: RemotingCommand) -> RemotingCommand
     return make_response(request, Rs.SUCCESS, body=text.encode())
 
 
+async def get_broker_runtime_info(server, request: RemotingCommand) -> RemotingCommand:
+    return make_response(request, Rs.SUCCESS, body=encode_json_body({"table": {"dispatchBehindBytes": "0"}}))
+
+
 async def update_and_create_subscription_group(server, request: RemotingCommand) -> RemotingCommand:
     config = decode_json_body(request.body)
     server.adapter.create_group(str(config["groupName"]), int(config.get("retryQueueNums", 1)),
@@ -92,6 +97,7 @@ async def get_all_delay_offset(server, request: RemotingCommand) -> RemotingComm
 ADMIN_HANDLERS = {
     Rq.UPDATE_AND_CREATE_TOPIC: update_and_create_topic, Rq.GET_ALL_TOPIC_CONFIG: get_all_topic_config,
     Rq.UPDATE_BROKER_CONFIG: update_broker_config, Rq.GET_BROKER_CONFIG: get_broker_config,
+    Rq.GET_BROKER_RUNTIME_INFO: get_broker_runtime_info,
     Rq.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: update_and_create_subscription_group,
     Rq.GET_ALL_DELAY_OFFSET: get_all_delay_offset,
 }

@@ -61,9 +61,9 @@ def literal_map(pairs) -> Column:
 
 def find_wrong_type(probe: Column) -> Column:
     """``field 'steps' is a string, expected an integer or null``: the first field (in the schema's order) whose JSON
-    type the schema does not admit, or null. Looked up over the line's fields by higher-order functions: evaluated
-    (interpreted) for suspect lines only, and a few hundred bytes of the query's generated code where a column per
-    field made ~50 KB, past the size the JIT compiles (benchmarks/NOTES.md, "after issue 34")."""
+    type the schema does not admit, or null. Looked up over the line's fields by higher-order functions, evaluated
+    for suspect lines only: a column per field made most of the query's generated code (benchmarks/NOTES.md, "the
+    JVM's first job")."""
     fields = get_field_types()
     pairs = ((F.lit(name), F.array(*map(F.lit, types))) for name, types in fields.items())
     allowed = F.create_map(*(part for pair in pairs for part in pair))

@@ -99,26 +99,21 @@ def find_unknown_kind(record: Column) -> Column:
 
 def find_kind_problem(record: Column) -> Column:
     """The first check of the line's kind it fails (a required field missing, a value not among the enum's), or
-    null."""
+    null. Only the checks of the line's own kind are evaluated (one comparison of its type per kind, not per check)."""
     kind = record["type"]
-    reasons = []
+    by_kind: dict[str, list[Column]] = {}
     for name, field, values in get_kind_checks():
-        value = record[field]
+        value, checks = record[field], by_kind.setdefault(name, [])
         if values is None:
-            reasons.append(F.when((kind == name) & value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
+            checks.append(F.when(value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
             continue
-        expected = ", ".join(values)
-        reasons.append(
-            F.when(
-                (kind == name) & ~value.isin(*values),
-                F.concat(
-                    F.lit(f"field '{field}' of {describe_kind(name)} is '"),
-                    value,
-                    F.lit(f"', expected one of {expected}"),
-                ),
-            )
-        )
-    return F.coalesce(*reasons)
+        start, end = f"field '{field}' of {describe_kind(name)} is '", f"', expected one of {', '.join(values)}"
+        checks.append(F.when(~value.isin(*values), F.concat(F.lit(start), value, F.lit(end))))
+    found = None
+    for name, reasons in by_kind.items():
+        problem = F.coalesce(*reasons) if len(reasons) > 1 else reasons[0]
+        found = F.when(kind == name, problem) if found is None else found.when(kind == name, problem)
+    return found
 
 
 def with_shape_problem(parsed: DataFrame, body: Column, record: str = "record", run: str = "run") -> DataFrame:

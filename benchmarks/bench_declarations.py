@@ -1,6 +1,6 @@
 """How often each declared deviation of a real client shows: a measured frequency in place of "some runs only".
 
-    python benchmarks/bench_declarations.py [--client cpp|node] [--rule RULE ...] [--runs N]
+    python benchmarks/bench_declarations.py [--client cpp|node|go] [--rule RULE ...] [--runs N]
 
 For the client (default cpp: rocketmq-client-cpp 1.2.3; `node`: ali-ons) and each of its declared deviations
 (conformance/checker/deviations.py's DECLARED, or only the rules named with --rule), the workloads that exercise the
@@ -29,11 +29,12 @@ from pathlib import Path
 from attrs import evolve, frozen
 
 from conformance.checker.deviations import ALI_ONS, COUNTEREXAMPLES, CPP, DECLARED, get_declared
+from conformance.checker.deviations_go import GO
 from conformance.checker.differential import predict_run
 from conformance.checker.verdicts import explain_deviations, judge
 from conformance.harness import SETTINGS, get_fresh_names
 from conformance.runner.backends.model import open_model_backend
-from conformance.runner.clients import cpp, node
+from conformance.runner.clients import cpp, golang, node
 from conformance.runner.run import run_workload
 from conformance.suite.full_run import parse_counterexample
 
@@ -41,6 +42,7 @@ Z_95 = 1.96
 CLIENTS: dict[str, tuple[tuple[str, str], Callable, Callable[[], str | None]]] = {
     "cpp": (CPP, cpp.open_cpp_consumer, cpp.get_unavailable_reason),
     "node": (ALI_ONS, node.open_node_consumer, node.get_unavailable_reason),
+    "go": (GO, golang.open_go_consumer, golang.get_unavailable_reason),
 }
 
 # Workloads beyond a declaration's COUNTEREXAMPLES entry, as the same Python source (workload, the client's

@@ -29,6 +29,7 @@ from hypothesis import currently_in_test_context, event
 
 from conformance.checker.predict import JAVA_CLIENT
 from conformance.checker.verdicts import Verdict
+from reportformat.escape import to_markdown, to_terminal
 from reportformat.lines import PROTOCOLS, REPORT_SCHEMA_VERSION, get_client_protocol
 from runenv import run_context
 
@@ -69,8 +70,8 @@ def format_matrix(verdicts) -> list[str]:
     for (name, version), row in sorted(merge_statuses(verdicts).items(), key=lambda item: get_protocol_order(item[0])):
         counts = ", ".join(f"{sum(s == status for s in row.values())} {status}" for status in reversed(STRENGTH))
         deviating = " ".join(sorted(rule for rule, status in row.items() if status == "deviates")) or "none"
-        lines.append(f"{get_client_label(name, version)} [{get_client_protocol(name, version)}]: {counts}; "
-                     f"deviating: {deviating}")
+        lines.append(to_terminal(f"{get_client_label(name, version)} [{get_client_protocol(name, version)}]: "
+                                 f"{counts}; deviating: {deviating}"))
     return lines
 
 
@@ -79,26 +80,45 @@ def render_markdown_matrix(verdicts) -> str:
     not applicable)."""
     merged = merge_statuses(verdicts)
     rules = sorted({rule for row in merged.values() for rule in row})
-    lines = ["| protocol | client | " + " | ".join(rules) + " |", "|---|---|" + "---|" * len(rules)]
+    lines = ["| protocol | client | " + " | ".join(map(to_markdown, rules)) + " |", "|---|---|" + "---|" * len(rules)]
     for (name, version), row in sorted(merged.items(), key=lambda item: get_protocol_order(item[0])):
-        cells = [row.get(rule, "").replace("not applicable", "n/a") for rule in rules]
-        lines.append(f"| {get_client_protocol(name, version)} | {get_client_label(name, version)} | "
+        cells = [to_markdown(row.get(rule, "").replace("not applicable", "n/a")) for rule in rules]
+        lines.append(f"| {get_client_protocol(name, version)} | {to_markdown(get_client_label(name, version))} | "
                      + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def read_verdicts(run_dirs: list[Path]) -> list:
-    """The verdicts recorded under `run_dirs` (conformance-*.jsonl), as Verdict values."""
+def read_verdicts(run_dirs: list[Path], unreadable: list[str] | None = None) -> list:
+    """The verdicts recorded under `run_dirs` (conformance-*.jsonl), as Verdict values; each line that is not a
+    verdict record of the expected shape is named ("<file>:<line>") in `unreadable`, not read."""
     verdicts = []
     for run_dir in run_dirs:
         for path in sorted(run_dir.glob("conformance-*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line) if line.strip() else {}
-                if record.get("type") == "conformance_verdict":
-                    verdicts.append(Verdict(record["rule"], record["client"], record["status"], record["detail"],
-                                            keys=tuple(record.get("keys", ())), cause=record.get("cause", ""),
-                                            backend=record.get("backend", "")))
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            for number, line in enumerate(text.splitlines(), 1):
+                try:
+                    verdicts.extend(to_verdicts(line))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    if unreadable is not None:
+                        unreadable.append(f"{path}:{number}")
     return verdicts
+
+
+def to_verdicts(line: str) -> list:
+    """The verdict one report line records ([] for a blank line or another record type); ValueError, KeyError or
+    TypeError for a line of the wrong shape."""
+    record = json.loads(line) if line.strip() else {}
+    if record.get("type") != "conformance_verdict":
+        return []
+    fields = [record["rule"], record["client"]["name"], record["client"]["version"], record["status"],
+              record["detail"], record.get("cause", ""), record.get("backend", "")]
+    if not all(isinstance(f, str) for f in fields) or not isinstance(record.get("keys", []), list):
+        raise TypeError("a verdict's fields are strings")
+    if record["status"] not in STRENGTH:
+        raise ValueError(f"status {record['status']!r} is none of {STRENGTH}")
+    return [Verdict(record["rule"], record["client"], record["status"], record["detail"],
+                    keys=tuple(record.get("keys", ())), cause=record.get("cause", ""),
+                    backend=record.get("backend", ""))]
 
 
 def get_report_path():
@@ -165,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no such run directory: {', '.join(missing)}", file=sys.stderr)
         return 2
-    verdicts = read_verdicts(run_dirs)
+    unreadable: list[str] = []
+    verdicts = read_verdicts(run_dirs, unreadable)
+    if unreadable:
+        print(to_terminal(f"{len(unreadable)} line(s) not a verdict record, not read: {', '.join(unreadable[:5])}"
+                          + (" …" if len(unreadable) > 5 else ""), 500), file=sys.stderr)
     if not verdicts:
         print("no conformance verdicts under " + (", ".join(map(str, run_dirs)) or "no run"), file=sys.stderr)
         return 1

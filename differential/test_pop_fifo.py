@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import pytest
 
 from conformance.codec import pop
@@ -21,6 +22,7 @@ __all__ = ["facts"]
 # Java's String.hashCode: "Aa" and "BB" are both 2112, the consume queue's tag code of either.
 TAG, SAME_HASH_TAG = "Aa", "BB"
 CHANGED_MS = 3_000
+INVALID_RECEIPT_HANDLE = 40013  # apache.rocketmq.v2.Code
 
 
 @pytest.mark.rules("FF-01", "FF-03", "FF-05")
@@ -79,7 +81,7 @@ def test_the_proxy_acks_what_its_tag_filter_drops(pop_backend, facts):
     assert p.read_retry(pop_backend, names) == () and pop_backend.committed_offset(names.group, names.topic, 0) == 2
 
 
-def pop_order(pop_backend, names: p.Names, invisible_ms: int, attempt: str, max_nums: int = 1):
+def pop_order(pop_backend, names: p.Names, invisible_ms: int, attempt: str | None, max_nums: int = 1):
     return pop_backend.pop(names.group, names.topic, invisible_ms, queue_id=0, max_nums=max_nums, order=True,
                            attempt_id=attempt)
 
@@ -118,3 +120,78 @@ def test_an_orderly_change_moves_the_visible_time_and_keeps_the_pop_time(pop_bac
     assert code == ResponseCode.SUCCESS and new.pop_time == old.pop_time and blocked.messages == ()
     assert CHANGED_MS - p.CLOCK_SLACK_MS <= new.invisible_time - (changed_at - old.pop_time) <= CHANGED_MS + 100
     assert [m.key for m in again.messages] == ["k0"] and seen_at - changed_at >= CHANGED_MS - p.CLOCK_SLACK_MS
+
+
+
+def run_repeated_attempt(pop_backend, retry_max_times: int, last: str):
+    """FIFO k0, k1: receive k0 (no attempt id, 1 s), once visible receive it with attempt id A — acked by us, or
+    dead-lettered by the proxy when that count reaches maxAttempts —, then a receive with attempt id `last`. The
+    keys of the three receives, the last one's reconsumeTimes and the DLQ's keys."""
+    names = p.prepare(pop_backend, "fifoatt", ["k0", "k1"], retry_max_times=retry_max_times, fifo=True)
+    first = pop_backend.receive(names.group, names.topic, p.INVISIBLE_MS, batch=1)
+    time.sleep(p.INVISIBLE_MS / 1000 + 0.2)
+    again = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1, attempt_id="A")
+    for message in again.messages:
+        assert pop_backend.grpc_ack(names.group, names.topic, message) == CODE_OK
+    # the proxy's forward and its ack go out after the answer: k0 is settled once the offset moved to 1
+    p.wait_until(lambda: pop_backend.committed_offset(names.group, names.topic, 0) == 1, 5.0)
+    third = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1, attempt_id=last)
+    dead = 1 + (not third.messages) if retry_max_times == 0 else 0
+    p.wait_until(lambda: len(p.read_dlq(pop_backend, names)) == dead, 5.0)
+    return ([[m.key for m in a.messages] for a in (first, again, third)], [m.reconsume_times for m in third.messages],
+            p.keys_of(p.read_dlq(pop_backend, names)))
+
+
+@pytest.mark.rules("FF-06")
+def test_a_repeated_attempt_id_gives_a_newcomer_the_old_counts(pop_backend, facts):
+    """FF-06: a receive that repeats the attempt id of its queue's last pop keeps that pop's counts — k0's — and the
+    proxy reads them as k1's: with maxAttempts 1, k1 is dead-lettered on its first pop, never delivered; with
+    maxAttempts 3 it is delivered first with reconsumeTimes 1. A fresh attempt id gives it 0."""
+    outcomes = {f"{n} {last}": run_repeated_attempt(pop_backend, n, last) for n, last in ((0, "A"), (0, "B"), (2, "A"))}
+    facts("FIFO k0 k1: retryMaxTimes, the third receive's attempt id -> keys of receive 1 / 2 (attempt A, after 1 s) "
+          "/ 3, reconsumeTimes of 3's messages, DLQ keys", outcomes)
+    assert outcomes["0 A"] == ([["k0"], [], []], [], ["k0", "k1"])
+    assert outcomes["0 B"] == ([["k0"], [], ["k1"]], [0], ["k0"])
+    assert outcomes["2 A"] == ([["k0"], ["k0"], ["k1"]], [1], [])
+
+
+@pytest.mark.rules("FF-06")
+def test_a_repeated_orderly_pop_attempt_reports_counts_of_offsets_it_did_not_pop(pop_backend, facts):
+    """FF-06 by remoting POP: k0 popped, popped again with attempt id A once visible (count 1) and acked; a pop
+    that repeats A returns k1 with orderCountInfo still of offset 0 — the remoting client finds no count for
+    offset 1 and takes the queue's: k1's reconsumeTimes is 1 on its first pop."""
+    names = p.prepare(pop_backend, "fifoqo", ["k0", "k1", "k2"], fifo=True)
+    first = pop_order(pop_backend, names, p.INVISIBLE_MS, None)
+    time.sleep(p.INVISIBLE_MS / 1000 + 0.2)
+    again = pop_order(pop_backend, names, p.LONG_MS, "A")
+    assert pop_backend.ack(names.group, names.topic, again.messages[0].handle) == ResponseCode.SUCCESS
+    third = pop_order(pop_backend, names, p.LONG_MS, "A")
+    pops = [(a.order_counts, [(m.key, m.reconsume_times) for m in a.messages]) for a in (first, again, third)]
+    facts("orderly pops of k0 (no attempt id), k0 (A, after 1 s, then acked), A again: orderCountInfo, "
+          "(key, reconsumeTimes)", pops)
+    assert pops == [({"0@0": 0}, [("k0", 0)]), ({"0@qo0%0": 1, "0@0": 1}, [("k0", 1)]),
+                    ({"0@qo0%0": 1, "0@0": 1}, [("k1", 1)])]
+
+
+@pytest.mark.rules("FF-04")
+def test_an_orderly_change_below_the_committed_offset_answers_an_expired_handle(pop_backend, facts):
+    """FF-04: a change of an acked orderly offset (below the committed one) changes nothing and sets no field of
+    the answer: by remoting the header reads popTime, invisibleTime and reviveQid 0, and through the proxy the new
+    handle has them 0 — expired at once: its ack is refused; the queue goes on with the next message."""
+    names = p.prepare(pop_backend, "fifolow", ["k0", "k1", "k2"], fifo=True)
+    first = pop_order(pop_backend, names, p.LONG_MS, "a1").messages[0]
+    assert pop_backend.ack(names.group, names.topic, first.handle) == ResponseCode.SUCCESS
+    code, handle = pop_backend.change_invisible(names.group, names.topic, first.handle, CHANGED_MS)
+    decoded = pop.decode_handle(handle)
+    changed = (decoded.pop_time, decoded.invisible_time, decoded.revive_qid)
+    received = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1).messages[0]
+    assert pop_backend.grpc_ack(names.group, names.topic, received) == CODE_OK
+    grpc_code, grpc_handle = pop_backend.grpc_change_invisible(names.group, names.topic, received, CHANGED_MS)
+    stale = pop_backend.grpc_ack(names.group, names.topic, attrs.evolve(received, handle=grpc_handle))
+    after = pop_backend.receive(names.group, names.topic, p.LONG_MS, batch=1).messages
+    facts("orderly change of an acked offset: remoting code and (popTime, invisibleTime, reviveQid) of the answer; "
+          "gRPC code, the new handle's invisible time, its ack's code, the next receive",
+          (code, changed, grpc_code, grpc_handle.split(" ")[2], stale, [m.key for m in after]))
+    assert (code, changed) == (ResponseCode.SUCCESS, (0, 0, 0))
+    assert (grpc_code, grpc_handle.split(" ")[2:4], stale) == (CODE_OK, ["0", "0"], INVALID_RECEIPT_HANDLE)
+    assert [received.key] + [m.key for m in after] == ["k1", "k2"]

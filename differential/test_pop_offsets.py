@@ -85,7 +85,8 @@ def test_a_never_committed_empty_queue_is_not_found_on_5(pop_backend, facts):
     empty = pop_backend.committed_offset(names.group, names.topic, 0)
     send_all(pop_backend, names, ["k0"])
     young = pop_backend.committed_offset(names.group, names.topic, 0)
-    facts("QUERY_CONSUMER_OFFSET of a group with no offset: an empty queue, then with its first message", (empty, young))
+    facts("QUERY_CONSUMER_OFFSET of a group with no offset: an empty queue, then with its first message",
+          (empty, young))
     # checkInMemByConsumeOffset (5.1.0+) finds no first unit in an empty queue: QUERY_NOT_FOUND, read as -1
     assert (empty, young) == (-1, 0)
 

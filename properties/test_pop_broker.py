@@ -8,11 +8,11 @@ from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
-from model.broker.pop.handle import decode_handle
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.restart import on_broker_restart, on_persist
 from model.broker.pop.revive import on_revive
 from model.broker.pop.state import PopGroupConfig, set_broker
+from model.values.pop_wire import decode_handle
 from model.values.records import evolve
 from properties.coverage import record_rules
 from properties.pop_brokers import new_pop_broker, produce, produce_many

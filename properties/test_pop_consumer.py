@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
-from model.broker.pop.handle import Handle
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.revive import on_revive
 from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
+from model.client.pop_push_consumer import process_consume_result
 from model.proxy.dlq import compute_dlq_request, on_forward_to_dlq
-from model.proxy.pop_push_consumer import process_consume_result
 from model.values.message import Message
+from model.values.pop_wire import Handle
 from properties.coverage import record_rules
 from properties.pop_brokers import new_pop_broker, produce
 from properties.pop_strategies import DLQ, GROUP, REVIVE_MARGIN, TOPIC

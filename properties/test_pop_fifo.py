@@ -1,11 +1,12 @@
-"""Properties of spec/17-fifo.md, rules FF-01 to FF-05: orderly pops, the order info, and FIFO consumers through the
+"""Properties of spec/17-fifo.md, rules FF-01 to FF-06: orderly pops, the order info, and FIFO consumers through the
 proxy (a group with consumeMessageOrderly)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import NamedTuple
 
-from hypothesis import find, given, settings
+from hypothesis import event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
@@ -91,6 +92,20 @@ def test_orderly_change_moves_the_visible_time(invisible, at, later):
     assert (changed.pop_time, changed.invisible_time) == (1_000, now + invisible - 1_000)
     state, second = pop(state, now + later, "B", n=1)
     assert bool(second.messages) == (later >= invisible)
+
+
+@given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000))
+def test_orderly_change_of_an_acked_offset_answers_an_expired_handle(invisible, at):
+    """FF-04, PD-05: through the proxy, a change of an acked orderly offset answers OK and a handle whose pop time,
+    invisible time and revive queue are 0 (the broker set none): any later ack with it is refused."""
+    state = produce_many(new_pop_broker(group_config=PopGroupConfig(consume_message_orderly=True)), 2)
+    state, received = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000), 1_000, 50)
+    state, _ = on_proxy_ack(state, GROUP, TOPIC, received.handles[0], 1_000 + at)
+    state, changed = on_change_invisible_duration(state, GROUP, TOPIC, received.handles[0], invisible, 1_001 + at)
+    record_rules(changed.rules)
+    assert changed.code == "OK" and changed.handle[1:4] == (0, 0, 0)
+    assert on_proxy_ack(state, GROUP, TOPIC, changed.handle, 1_002 + at)[1].code == "INVALID_RECEIPT_HANDLE"
+    assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == 1
 
 
 @given(stale=st.sampled_from(["older pop", "below offset", "unknown offset"]))
@@ -179,11 +194,40 @@ def test_proxy_queue_count_hides_fifo_attempts():
     assert count_fifo_deliveries((0, [2])) == 2 and count_fifo_deliveries((0, [1])) == 1
 
 
+class OrderCounts(NamedTuple):
+    """What FF-03 says the broker remembers of a queue's last orderly pop that found messages: its attempt id,
+    its offsets and the attempt count of each offset popped again."""
+
+    attempt: str | None
+    offsets: tuple
+    counts: dict
+
+
+def count_order_pop(previous: OrderCounts | None, attempt: str | None, offsets: tuple) -> tuple[OrderCounts, int]:
+    """FF-03, FF-06 as the chapter states them: a new attempt id adds 1 to each offset popped again, the last
+    pop's attempt id keeps its counts whatever offsets they were of; the proxy's count is their least, 0 while
+    there are fewer counts than offsets."""
+    if previous is None:
+        counts = {}
+    elif attempt is not None and attempt == previous.attempt:
+        counts = previous.counts
+    else:
+        counts = {o: previous.counts.get(o, 0) + 1 for o in offsets if o in previous.offsets}
+    return OrderCounts(attempt, offsets, counts), min(counts.values()) if len(counts) == len(offsets) else 0
+
+
+def count_attempts(attempts: list) -> int:
+    """The deliveries of a message that were new attempts: the first, and each whose attempt id is none or not
+    the one it was delivered with just before (FF-03 counts no more)."""
+    return sum(1 for i, a in enumerate(attempts) if i == 0 or a is None or a != attempts[i - 1])
+
+
 class FifoConsumers(RuleBasedStateMachine):
     """FIFO consumers of group G (consumeMessageOrderly) through the proxy, over two queues: receive with attempt
     ids, ack, nack, crash (handles dropped), time passing; no broker crash. Every first delivery follows its queue's
-    order (FF-01, FF-02); at quiescence every message is acked or dead-lettered, a poison one after at least
-    maxAttempts attempts (FF-03)."""
+    order (FF-01, FF-02); each message is shown, and dead-lettered by, its queue's count (FF-03); at quiescence
+    every message is acked or dead-lettered, a poison one after at least maxAttempts attempts — unless the count
+    that dead-lettered it was not its own, which only a repeated attempt id brings about (FF-06)."""
 
     @initialize(retry_max_times=st.integers(0, 2))
     def start(self, retry_max_times):
@@ -193,6 +237,8 @@ class FifoConsumers(RuleBasedStateMachine):
         self.held = {consumer: [] for consumer in range(2)}
         self.keys, self.poison, self.resolved = {}, set(), set()
         self.pops = defaultdict(list)  # key -> the attempt ids of the receives that delivered it
+        self.orders: dict[int, OrderCounts] = {}  # queue id -> its last orderly pop that found messages
+        self.borrowed = set()  # keys dead-lettered by a count that was not their own (FF-06)
 
     @rule(queue_id=st.integers(0, 1), poison=st.booleans())
     def produce(self, queue_id, poison):
@@ -211,11 +257,31 @@ class FifoConsumers(RuleBasedStateMachine):
         self.state, answer = on_receive(self.state, ReceiveRequest(GROUP, TOPIC, batch, 10_000, attempt_id=attempt),
                                         self.now, random_q)
         record_rules(answer.rules)
-        self.check_order(answer.messages)
-        for message in answer.messages:
-            self.pops[message.uniq_key].append(attempt)
+        self.check_received(answer, attempt)
         self.held[consumer] += [(m.uniq_key, h) for m, h in zip(answer.messages, answer.handles, strict=True)]
         self.forward(answer.follow_ups)
+
+    def check_received(self, answer, attempt) -> None:
+        """FF-01, FF-02 (order), FF-03 (each message shows its queue's count, and is dead-lettered instead of
+        delivered exactly when that count reached maxAttempts), FF-06 (a count not its own came with the last
+        pop's attempt id)."""
+        self.check_order(answer.messages)
+        popped = [(m.uniq_key, m) for m in answer.messages] + [(f.message_id, None) for f in answer.follow_ups]
+        for queue_id in (0, 1):
+            mine = sorted((self.keys[key][1], key, m) for key, m in popped if self.keys[key][0] == queue_id)
+            if not mine:
+                continue
+            previous = self.orders.get(queue_id)
+            self.orders[queue_id], count = count_order_pop(previous, attempt, tuple(o for o, _, _ in mine))
+            for offset, key, message in mine:
+                assert (message is None) == (count >= self.max_attempts), f"{key} shown count {count}"
+                if message is not None:
+                    assert message.reconsume_times == count
+                    self.pops[key].append(attempt)
+                elif self.orders[queue_id].counts.get(offset, 0) < self.max_attempts:
+                    assert attempt is not None and attempt == previous.attempt
+                    self.borrowed.add(key)
+                    event("FF-06")
 
     def check_order(self, messages) -> None:
         batch = {self.keys[m.uniq_key] for m in messages}
@@ -256,16 +322,16 @@ class FifoConsumers(RuleBasedStateMachine):
         self.now += elapsed
 
     def teardown(self):
-        """FF-03 at quiescence: each message acked, or dead-lettered once after maxAttempts counted attempts."""
+        """FF-03 at quiescence: each message acked, or dead-lettered once — a poison message after maxAttempts
+        new attempts, unless a count not its own dead-lettered it (FF-06)."""
         if not hasattr(self, "state"):
             return
         for _ in range(4 * (self.max_attempts + 2) * max(len(self.keys), 1)):
             self.now += 30_000
             self.state, answer = on_receive(self.state, ReceiveRequest(GROUP, TOPIC, 32, 10_000), self.now, 50)
-            self.check_order(answer.messages)
+            self.check_received(answer, None)
             self.forward(answer.follow_ups)
             for message, handle in zip(answer.messages, answer.handles, strict=True):
-                self.pops[message.uniq_key].append(None)
                 if message.uniq_key not in self.poison:
                     self.state, acked = on_proxy_ack(self.state, GROUP, TOPIC, handle, self.now)
                     self.resolved.add(self.keys[message.uniq_key])
@@ -275,8 +341,7 @@ class FifoConsumers(RuleBasedStateMachine):
         assert len(self.resolved) == len(self.keys)
         assert len(dead) == len(set(dead))
         for key in self.poison:  # FF-03: never fewer than maxAttempts attempts (more when the proxy's count is 0)
-            attempts = [a for i, a in enumerate(self.pops[key]) if a is None or a not in self.pops[key][:i]]
-            assert key in dead and len(attempts) >= self.max_attempts
+            assert key in dead and (key in self.borrowed or count_attempts(self.pops[key]) >= self.max_attempts)
 
 
 TestFifoConsumers = FifoConsumers.TestCase

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 from model.broker.delay_timer import process_schedule_until
 from model.broker.pop.ack import AckRequest, on_ack
 from model.broker.pop.config import PopConfig
-from model.broker.pop.names import get_pop_retry_topic, parse_normal_topic
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.revive import on_revive
 from model.broker.pop.state import set_broker
 from model.broker.store import put_message
 from model.values.message import create_message
+from model.values.pop_names import get_pop_retry_topic, parse_normal_topic
 from model.values.records import evolve
 from properties.coverage import record_rules
 from properties.pop_brokers import new_pop_broker, produce, produce_many, stored_in

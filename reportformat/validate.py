@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 
 from reportformat.schema import LINE_SCHEMA
 
-VALIDATOR = Draft202012Validator(LINE_SCHEMA)
+
+def is_written_integer(checker, value: object) -> bool:
+    """An integer as the writers write it and the aggregate reads it: 3, not 3.0 (JSON Schema admits both)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+STRICT_INTEGERS = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_written_integer)
+VALIDATOR = validators.extend(Draft202012Validator, type_checker=STRICT_INTEGERS)(LINE_SCHEMA)
 
 
 def find_problems(line: object) -> list[str]:

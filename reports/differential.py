@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports.escape import to_markdown
+from reportformat.escape import to_markdown
 from reports.spec_rules import get_spec_rules
 
 RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.jsonl as Hypothesis reports
@@ -17,8 +17,9 @@ RECORDS_NAME = "differential-rules.ndjson"  # not .jsonl: the aggregate reads *.
 # verdicts per backend.
 VERDICT_FILES = "conformance-*.jsonl"
 BACKENDS = ("model", "rocketmq-4.9.8", "rocketmq-5.3.3")
-# The backends a client's conformance run goes to: the client verdicts' columns.
-CLIENT_BACKENDS = ("model", "rocketmq-4.9.8")
+# The backends a client's conformance run goes to: the client verdicts' columns (a 4.x client runs on the model and
+# 4.9.8, a 5.x client on the model and 5.3.3).
+CLIENT_BACKENDS = ("model", "rocketmq-4.9.8", "rocketmq-5.3.3")
 # The rules a broker decides (what a wire request can observe): the send-back handler, the broker's half of a
 # direct send, the store and its delay timer, the broker's offsets, pull answers and queue locks; and of 5.x the
 # broker's POP road, the proxy's, FIFO by POP, send-back beside POP and what they guarantee together (chapters 14-19;
@@ -88,7 +89,8 @@ def find_newest_records(inputs: list[str]) -> Path | None:
 
 def render_client_table(records: list[dict]) -> str:
     """Per client and rule, the statuses its verdict records give on each backend over the run's workloads
-    (conformance/report.py's records, nothing else); a rule whose statuses differ between the backends says so."""
+    (conformance/report.py's records, nothing else); a rule whose statuses differ between the backends it ran on
+    says so."""
     rows: dict[tuple[str, str], dict] = {}
     for record in records:
         client = f"{record['client']['name']} {record['client']['version']}"
@@ -97,7 +99,8 @@ def render_client_table(records: list[dict]) -> str:
     lines = ["| client | rule | " + " | ".join(CLIENT_BACKENDS) + " | same? |",
              "|---|---|" + "---|" * (len(CLIENT_BACKENDS) + 1)]
     for (client, rule), row in sorted(rows.items()):
-        same = "yes" if row[CLIENT_BACKENDS[0]] == row[CLIENT_BACKENDS[1]] else "differs"
+        ran = [statuses for statuses in row.values() if statuses]
+        same = "yes" if all(statuses == ran[0] for statuses in ran) else "differs"
         statuses = " | ".join(to_markdown(", ".join(sorted(row[b]))) for b in CLIENT_BACKENDS)
         lines.append(f"| {to_markdown(client)} | {to_markdown(rule)} | {statuses} | {same} |")
     return "\n".join(lines) + "\n"

@@ -4,8 +4,8 @@ string the page places): the model, the reference Java client, then the other cl
 
 from __future__ import annotations
 
+from reportformat.escape import to_html, to_markdown
 from reportformat.lines import PROTOCOLS, get_client_protocol
-from reports.escape import to_html, to_markdown
 from reports.results import EXERCISED, GAP, plural
 from reports.spec_rules import slugify
 

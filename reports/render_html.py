@@ -9,7 +9,7 @@ import html
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from reports.escape import INLINE_LIMIT, to_html
+from reportformat.escape import INLINE_LIMIT, to_html
 from reports.render_clients import render_client_section
 from reports.render_markdown import format_time, get_costliest, get_reason
 from reports.results import (
@@ -54,7 +54,7 @@ FULL_COPY = "the representation column of the Parquet table failures"
 
 
 def escape(value: object) -> str:
-    """HTML text of a short value from the reports (reports/escape.py's to_html, cut at a line's length)."""
+    """HTML text of a short value from the reports (reportformat/escape.py's to_html, cut at a line's length)."""
     return to_html(value, INLINE_LIMIT)
 
 

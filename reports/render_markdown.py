@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from reportformat.escape import to_code_block, to_code_span, to_markdown
 from reports.differential import render_summary_section
-from reports.escape import to_code_block, to_code_span, to_markdown
 from reports.render_clients import render_client_markdown
 from reports.results import (
     REPLAY_LIMIT,

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from reports.escape import to_terminal
+from reportformat.escape import to_terminal
 from reports.spec_rules import Rule, slugify
 
 GAP, PARTIAL, EXERCISED, FAILING = "gap", "partial", "exercised", "failing"

@@ -3,7 +3,7 @@ counterexamples that name it, as mkdocs-material admonitions (collapsed, so the 
 
 from __future__ import annotations
 
-from reports.escape import to_code_block, to_markdown
+from reportformat.escape import to_code_block, to_markdown
 from reports.render_markdown import get_reason
 from reports.results import EXERCISED, FAILING, GAP, PARTIAL, REPLAY_LIMIT, Results, get_replay_command
 from reports.spec_rules import RULE_ID

@@ -48,7 +48,7 @@ REMAINING = {
     "conformance/runner/clients/cpp_adapter.py": 2,
     "conformance/runner/clients/protocol.py": 2,
     "conformance/runner/clients/python5_adapter.py": 5,
-    "conformance/runner/server/core.py": 2,
+    "conformance/runner/server/core.py": 1,
     "conformance/suite/replay.py": 3,
     "differential/conftest.py": 1,
     "differential/test_broker_rules.py": 1,

@@ -9,10 +9,6 @@ happen: so the suite is green for today's client and turns red when its behaviou
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from attrs import frozen
-
 from conformance.checker.causes import (
     EXCEPTION_SWALLOWED,
     FAILURE_IN_FLIGHT_AT_STOP,
@@ -34,6 +30,8 @@ from conformance.checker.causes import (
     lacks_max_in_header,
 )
 from conformance.checker.causes import has_delivered_fallback_copy as is_fallback_copy_delivered
+from conformance.checker.declaration import Deviation
+from conformance.checker.deviations_go import GO_COUNTEREXAMPLES, GO_DECLARED, GO_NOT_APPLICABLE
 from conformance.checker.lifecycle import get_suspend_gaps
 from conformance.checker.mechanisms import get_hit_faults
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, UPDATE_CONSUMER_OFFSET
@@ -45,22 +43,6 @@ SOURCE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/"
 ALI_ONS = ("ali-ons", "3.12.0")
 ONS_SOURCE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/"
 ONS_CONSUMER = ONS_SOURCE + "lib/consumer/mq_push_consumer.js"
-
-
-@frozen
-class Deviation:
-    """A client's declared deviation from one rule: what it does instead (claim), the client source that explains
-    it, the causes — mechanisms read from a run's history, conformance/checker/causes.py — that explain each message
-    it covers (nothing else), `when` the runs in which it must show (None: it need not), and for one that need not,
-    how often it showed (`frequency`, measured by benchmarks/bench_declarations.py)."""
-
-    rule: str
-    client: tuple[str, str]
-    claim: str
-    source: str
-    when: Callable | None = None
-    causes: tuple[Cause, ...] = ()
-    frequency: str = ""
 
 
 def has_hit_send_back_fault(run, kinds: tuple[str, ...]) -> bool:
@@ -269,6 +251,7 @@ DECLARED: tuple[Deviation, ...] = (
               ONS_SOURCE + "lib/channel.js#L121-L133",
               when=lambda run: bool(run.get_requests(UPDATE_CONSUMER_OFFSET)),
               causes=(Cause("UPDATE_CONSUMER_OFFSET without the one-way flag", has_twoway_offset_update),)),
+    *GO_DECLARED,
 )
 
 # The smallest workload seen showing each deviation (from a full-suite run's verdict records, or pinned): Python
@@ -303,6 +286,7 @@ COUNTEREXAMPLES: dict[tuple[str, tuple[str, str]], str] = {
     ("SY-10", ALI_ONS): _NULL,
     ("CC-05", ALI_ONS): _PLAIN,
     ("RB-05", ALI_ONS): _PLAIN,
+    **GO_COUNTEREXAMPLES,
 }
 
 ORDERLY_ABSENT = "ali-ons has no orderly consumer (one consume service: an async listener per message)"
@@ -322,6 +306,7 @@ NOT_APPLICABLE: dict[tuple[str, tuple[str, str]], str] = {
     **{(rule, ALI_ONS): ORDERLY_ABSENT for rule in ("OR-04", "OR-05", "OR-06", "OR-07", "OR-13")},
     **{(f"CT-0{n}", ALI_ONS): NO_TIMEOUT for n in range(1, 5)},
     ("CC-03", ALI_ONS): "a listener call is one message: there is no ackIndex",
+    **GO_NOT_APPLICABLE,
 }
 
 

@@ -162,5 +162,6 @@ def get_wire_send_back_faults(run: Run) -> tuple[Fault, ...]:
             kind = "broker_not_writeable"
         else:
             kind = "send_back_error"
-        found.setdefault((delivery.uniq_key, delivery.seen_before), Fault(kind, delivery.uniq_key, delivery.seen_before))
+        key = (delivery.uniq_key, delivery.seen_before)
+        found.setdefault(key, Fault(kind, *key))
     return tuple(found.values())

@@ -14,6 +14,7 @@ from conformance.checker.deviations5 import DECLARED5, NOT_APPLICABLE5
 from conformance.checker.pop_checks import POP_CHECKS
 from conformance.checker.verdicts import Verdict, explain_deviations, normalise_finding
 from conformance.history.pop_records import PopRun
+from conformance.history.pop_workload import RESTART_KINDS
 
 REMOTING_ONLY = "the remoting POP consumer's own retry rule (chapter 18): a gRPC client has the proxy instead"
 # Rule -> why an API is not judged on it: {api: {rule: why}}.
@@ -24,15 +25,16 @@ NOT_FOR_API: dict[str, dict[str, str]] = {
                       "retries are judged against its backoff (RP-03)",
              **{f"PC-0{n}": REMOTING_ONLY for n in (1, 2, 3)}},
     "pop": {"PG-02": "no proxy in front of the remoting POP consumer: it never dead-letters (PC-02)",
-            "RP-03": "the remoting POP consumer reads no group retry policy: its POP delay table (PC-01) instead"},
+            "RP-03": "the remoting POP consumer reads no group retry policy: its POP delay table (PC-01) instead",
+            "FF-02": "RocketMQ 5.3.3's remoting consumer never pops orderly: an orderly listener makes it rebalance on "
+                     "the client and pull (RebalancePushImpl.clientRebalance, \"POPTODO order pop consume not "
+                     "implement yet\"), its retry then 4.x's orderly one (chapter 12)"},
 }
 NOT_JUDGED5 = {
     "PC-04": "needs a pulling and a popping consumer of one group at once; the harness runs one consumer",
 }
 # Rule -> why the harness does not judge an API on it yet: {api: {rule: why}}.
-NOT_JUDGED_FOR_API: dict[str, dict[str, str]] = {
-    "pop": {"FF-02": "the harness runs the remoting POP consumer with a concurrently listener only"},
-}
+NOT_JUDGED_FOR_API: dict[str, dict[str, str]] = {}
 
 
 def get_client(run: PopRun) -> dict:
@@ -73,4 +75,4 @@ def find_pop_problems(run: PopRun) -> tuple[list[Verdict], list[str]]:
 def is_fault_stop_error(run: PopRun, error: str) -> bool:
     """A client's shutdown that failed after the proxy restarted under it (its connection still backing off: the
     termination notice finds no proxy): a consequence of the fault, recorded with the run's errors, no problem."""
-    return error.startswith("shutdown:") and any(fault.kind == "proxy_restart" for fault in run.faults)
+    return error.startswith("shutdown:") and any(fault.kind in RESTART_KINDS for fault in run.faults)

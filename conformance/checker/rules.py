@@ -12,8 +12,9 @@ Rules about the model itself (CFG-03, CFG-05, CFG-06, SY-01, SY-07, SY-12) descr
 
 from __future__ import annotations
 
+# PC-05: the broker's QUERY_ASSIGNMENT, which a remoting POP consumer's every run rests on.
 BROKER_HALF = frozenset({"OS-05", "PL-04", "LK-01", "LK-02", "RS-01", "RS-02", "RS-03", "RS-04", "RS-05", "RS-06",
-                         "RS-07", "RS-12", "RS-13"})
+                         "RS-07", "RS-12", "RS-13", "PC-05"})
 BROKER_PREFIXES = ("SB-", "ST-", "DT-", "PO-", "IV-", "FF-", "PD-", "RP-")
 # The client's side of a broker chapter: SB-09 is decided by the maxReconsumeTimes the client sends.
 CLIENT_SIDE = frozenset({"SB-09"})

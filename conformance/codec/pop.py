@@ -193,3 +193,18 @@ def customized_policy(next_ms: list[int]) -> dict:
 def exponential_policy(initial_ms: int, max_ms: int, multiplier: int) -> dict:
     return {"type": "EXPONENTIAL",
             "exponentialRetryPolicy": {"initial": initial_ms, "max": max_ms, "multiplier": multiplier}}
+
+
+def decode_assignment_request(body: dict) -> tuple[str, str, str, str]:
+    """QueryAssignmentRequestBody (QUERY_ASSIGNMENT's JSON body): (topic, consumerGroup, clientId, strategyName)."""
+    return (str(body.get("topic", "")), str(body.get("consumerGroup", "")), str(body.get("clientId", "")),
+            str(body.get("strategyName", "")))
+
+
+def encode_assignment_body(topic: str, broker_name: str, mode: str, queue_ids: tuple[int, ...] | None) -> dict:
+    """QueryAssignmentResponseBody: one MessageQueueAssignment (its queue, the mode) per queue id; a null set where
+    the broker has no valid assignment."""
+    assignments = None if queue_ids is None else [
+        {"messageQueue": {"topic": topic, "brokerName": broker_name, "queueId": queue_id}, "mode": mode,
+         "attachments": {}} for queue_id in queue_ids]
+    return {"messageQueueAssignments": assignments}

@@ -9,6 +9,8 @@ know are simply not set.
 
 from __future__ import annotations
 
+import hashlib
+
 import attrs
 from rocketmq.grpc_protocol import definition_pb2 as pb
 from rocketmq.grpc_protocol import service_pb2 as spb
@@ -145,7 +147,7 @@ def encode_forward(group: str, topic: str, message_id: str, handle: str, attempt
 # GrpcConverter.buildUserAttributes leaves out MessageConst.STRING_HASH_SET; these are the ones a message here has.
 SYSTEM_PROPERTIES = frozenset({"UNIQ_KEY", "TAGS", "KEYS", "WAIT", "DELAY", "POP_CK", "1ST_POP_TIME", "REAL_TOPIC",
                                "REAL_QID", "RETRY_TOPIC", "ORIGIN_MESSAGE_ID", "MAX_OFFSET", "MIN_OFFSET",
-                               "CLUSTER", "TRACE_ON", "MSG_REGION", "CONSUME_START_TIME"})
+                               "CLUSTER", "TRACE_ON", "MSG_REGION", "CONSUME_START_TIME", "__SHARDINGKEY"})
 
 
 def get_client_id(metadata) -> str:
@@ -157,10 +159,22 @@ def encode_status(code: int, message: str = "") -> pb.Status:
     return pb.Status(code=code, message=message or pb.Code.Name(code))
 
 
-def encode_settings(backoff: Backoff) -> spb.TelemetryCommand:
-    """The Settings the proxy answers a consumer's on its telemetry stream: maxAttempts, the group's retry policy
-    as the backoff (customized delays, or exponential parameters) and FIFO (the inverse of decode_settings)."""
+def decode_client_settings(command: spb.TelemetryCommand) -> tuple[str, str | None]:
+    """(the client type's name, its consumer group or None) of a telemetry stream's Settings command."""
+    settings = command.settings
+    group = settings.subscription.group.name if settings.HasField("subscription") else None
+    return pb.ClientType.Name(settings.client_type), group or None
+
+
+def encode_settings(backoff: Backoff, client: pb.Settings | None = None, batch: int = 32,
+                    long_polling_ms: int = 20_000) -> spb.TelemetryCommand:
+    """The Settings the proxy answers a consumer's on its telemetry stream (GrpcClientSettingsManager
+    .mergeSubscriptionData): the client's own settings with the proxy's receive batch size and longest long polling,
+    maxAttempts, the group's retry policy as the backoff (customized delays, or exponential parameters) and FIFO
+    (the inverse of decode_settings)."""
     settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    if client is not None:
+        settings.CopyFrom(client)
     policy = settings.backoff_policy
     policy.max_attempts = backoff.max_attempts
     if backoff.exponential_ms is not None:
@@ -169,18 +183,125 @@ def encode_settings(backoff: Backoff) -> spb.TelemetryCommand:
         policy.exponential_backoff.max.FromMilliseconds(longest)
         policy.exponential_backoff.multiplier = multiplier
     else:
+        policy.ClearField("exponential_backoff")
+        del policy.customized_backoff.next[:]
         for delay in backoff.customized_ms:
             policy.customized_backoff.next.add().FromMilliseconds(delay)
     settings.subscription.fifo = backoff.fifo
+    settings.subscription.receive_batch_size = batch
+    settings.subscription.long_polling_timeout.FromMilliseconds(long_polling_ms)
     return spb.TelemetryCommand(status=encode_status(CODE_OK), settings=settings)
+
+
+def encode_settings_answer(settings: pb.Settings) -> spb.TelemetryCommand:
+    return spb.TelemetryCommand(status=encode_status(CODE_OK), settings=settings)
+
+
+@attrs.frozen
+class Route:
+    """What a route or an assignment names: the broker (its name and the proxy's own address, as the local-mode
+    proxy answers), the topic's queue count and permission, and whether the topic is FIFO."""
+
+    topic: str
+    broker_name: str
+    host: str
+    port: int
+    queue_count: int
+    permission: str = "READ_WRITE"  # apache.rocketmq.v2.Permission's name
+    fifo: bool = False
+
+
+def _message_queue(route: Route, queue_id: int) -> pb.MessageQueue:
+    queue = pb.MessageQueue(id=queue_id, permission=pb.Permission.Value(route.permission))
+    queue.topic.name = route.topic
+    queue.broker.name, queue.broker.id = route.broker_name, 0
+    queue.broker.endpoints.scheme = pb.AddressScheme.IPv4
+    queue.broker.endpoints.addresses.add(host=route.host, port=route.port)
+    return queue
+
+
+def encode_route_answer(code: int, route: Route | None) -> spb.QueryRouteResponse:
+    """QueryRoute's answer (RouteActivity.queryRoute): every queue of the topic, accepting its message type."""
+    answer = spb.QueryRouteResponse(status=encode_status(code))
+    for queue_id in range(route.queue_count if route is not None and code == CODE_OK else 0):
+        queue = _message_queue(route, queue_id)
+        queue.accept_message_types.append(pb.MessageType.FIFO if route.fifo else pb.MessageType.NORMAL)
+        answer.message_queues.append(queue)
+    return answer
+
+
+def encode_assignment_answer(code: int, route: Route | None, queue_ids: tuple[int, ...] = ()) -> \
+        spb.QueryAssignmentResponse:
+    """QueryAssignment's answer (RouteActivity.queryAssignment): one assignment per queue id of the topic's
+    route."""
+    answer = spb.QueryAssignmentResponse(status=encode_status(code))
+    for queue_id in queue_ids if route is not None else ():
+        answer.assignments.add().message_queue.CopyFrom(_message_queue(route, queue_id))
+    return answer
+
+
+def encode_heartbeat_answer(code: int) -> spb.HeartbeatResponse:
+    return spb.HeartbeatResponse(status=encode_status(code))
+
+
+def encode_termination_answer(code: int) -> spb.NotifyClientTerminationResponse:
+    return spb.NotifyClientTerminationResponse(status=encode_status(code))
+
+
+@attrs.frozen
+class Sent:
+    """One message of a SendMessage request, with the properties the proxy stores it with
+    (SendMessageActivity.buildMessage): UNIQ_KEY, TAGS, KEYS, __SHARDINGKEY (its message group) and the user's."""
+
+    topic: str
+    body: bytes
+    message_group: str | None
+    properties: dict[str, str]
+
+
+def decode_send(request: spb.SendMessageRequest) -> tuple[Sent, ...]:
+    sent = []
+    for message in request.messages:
+        system = message.system_properties
+        properties = {**dict(message.user_properties), "UNIQ_KEY": system.message_id, "WAIT": "true"}
+        if system.tag:
+            properties["TAGS"] = system.tag
+        if system.keys:
+            properties["KEYS"] = " ".join(system.keys)
+        if system.message_group:
+            properties["__SHARDINGKEY"] = system.message_group
+        sent.append(Sent(message.topic.name, message.body, system.message_group or None, properties))
+    return tuple(sent)
+
+
+def encode_send_answer(results: tuple[tuple[int, str, int], ...]) -> spb.SendMessageResponse:
+    """SendMessage's answer: one entry per message (code, message id, queue offset); the call's status is the
+    first entry's (MULTIPLE_RESULTS where they differ)."""
+    codes = {code for code, _id, _offset in results}
+    status = next(iter(codes)) if len(codes) == 1 else pb.Code.MULTIPLE_RESULTS
+    answer = spb.SendMessageResponse(status=encode_status(status))
+    for code, message_id, offset in results:
+        answer.entries.add(status=encode_status(code), message_id=message_id, offset=max(offset, 0))
+    return answer
+
+
+def encode_delivery_timestamp(now_ms: int) -> spb.ReceiveMessageResponse:
+    """The last response of every ReceiveMessage stream (ReceiveMessageResponseStreamWriter.onComplete): the
+    proxy's wall clock, which the clients read as the transport delivery time."""
+    answer = spb.ReceiveMessageResponse()
+    answer.delivery_timestamp.FromMilliseconds(now_ms)
+    return answer
 
 
 def encode_received_status(code: int) -> spb.ReceiveMessageResponse:
     return spb.ReceiveMessageResponse(status=encode_status(code))
 
 
-def encode_received_message(topic: str, message: Received, store_timestamp_ms: int = 0) -> spb.ReceiveMessageResponse:
-    """One message of a ReceiveMessage stream (the inverse of decode_receive's)."""
+def encode_received_message(topic: str, message: Received, store_timestamp_ms: int = 0,
+                             born_timestamp_ms: int = 0) -> spb.ReceiveMessageResponse:
+    """One message of a ReceiveMessage stream (the inverse of decode_receive's), as GrpcConverter.buildMessage
+    writes it: the body's MD5 digest (upper-case hex, which the clients check), FIFO with its message group where
+    the message has a sharding key."""
     out = pb.Message(body=message.body)
     out.topic.name = topic
     out.user_properties.update({k: v for k, v in message.properties.items() if k not in SYSTEM_PROPERTIES})
@@ -191,8 +312,14 @@ def encode_received_message(topic: str, message: Received, store_timestamp_ms: i
     system.delivery_attempt, system.queue_id, system.queue_offset = (message.delivery_attempt, message.queue_id,
                                                                     message.queue_offset)
     system.body_encoding = pb.Encoding.IDENTITY
-    system.message_type = pb.MessageType.NORMAL
+    system.body_digest.type = pb.DigestType.MD5
+    system.body_digest.checksum = hashlib.md5(message.body).hexdigest().upper()  # noqa: S324 (the wire's digest)
+    group = message.properties.get("__SHARDINGKEY")
+    system.message_type = pb.MessageType.FIFO if group else pb.MessageType.NORMAL
+    if group:
+        system.message_group = group
     system.store_timestamp.FromMilliseconds(store_timestamp_ms)
+    system.born_timestamp.FromMilliseconds(born_timestamp_ms)
     return spb.ReceiveMessageResponse(message=out)
 
 

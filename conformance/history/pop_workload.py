@@ -21,8 +21,13 @@ LISTENER_ANSWERS = ("SUCCESS", "FAILURE", "EXCEPTION", "SLOW")
 LATE_BY_MS = 1500
 # Scheduled faults of a 5.x run (conformance/runner/schedule.py's kinds where they apply): the consumer's process
 # killed with messages in flight, or stopped cleanly, then started again; RocketMQ 5.3.3 (proxy and broker) stopped
-# and started again on its store, the consumer left running.
-POP_FAULT_KINDS = ("client_kill", "client_restart", "proxy_restart")
+# and started again on its store (proxy_restart), or killed (`kill -9`, proxy_kill: PO-10's crash) and started
+# again, the consumer left running; for `duration_ms`, the broker read-only (brokerPermission 4) or the name server
+# not answering (namesrv_stop: on 5.3.3 its process is paused, as `run` stops the broker when the name server ends).
+POP_FAULT_KINDS = ("client_kill", "client_restart", "proxy_restart", "proxy_kill", "broker_read_only", "namesrv_stop")
+# The faults that last `duration_ms`, and those that restart RocketMQ 5.3.3 under the consumer.
+LASTING_KINDS = ("broker_read_only", "namesrv_stop")
+RESTART_KINDS = ("proxy_restart", "proxy_kill")
 
 
 @frozen
@@ -48,11 +53,13 @@ class PopMessage:
 class PopFault:
     """A fault (POP_FAULT_KINDS) right after delivery `delivery` (0 = first) of `key` reached the consumer (its
     answer may be on its way): the consumer is killed or stopped with that message in flight and started again, or
-    the proxy with its broker is restarted under it."""
+    the proxy with its broker is restarted or killed under it; or, for `duration_ms` (LASTING_KINDS), the broker is
+    read-only or the name server does not answer."""
 
     kind: str
     key: str = "m0"
     delivery: int = 0
+    duration_ms: int = 0
 
 
 @frozen
@@ -103,7 +110,10 @@ class PopWorkload:
             return {"status": "CHANGE_INVISIBLE", "invisibleMs": self.change_ms}
         if answer == "LATE_ACK":
             return {"status": "ACK", "slowMs": late}
-        if self.api == "pop":
+        if self.api == "pop" and self.fifo:  # an orderly listener's statuses
+            status = {"SLOW": "SUCCESS", "FAILURE": "SUSPEND_CURRENT_QUEUE_A_MOMENT"}
+            outcome = {"status": status.get(answer, answer)}
+        elif self.api == "pop":
             status = {"SUCCESS": "CONSUME_SUCCESS", "SLOW": "CONSUME_SUCCESS", "FAILURE": "RECONSUME_LATER"}
             outcome = {"status": status.get(answer, answer)}
         else:

@@ -14,13 +14,14 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, ResponseCode
+from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, GET_ROUTEINFO_BY_TOPIC, PULL_MESSAGE, ResponseCode
 from conformance.codec.headers import SEND_FIELDS
 from conformance.history.records import FaultEvent, WireRequest
 
 JAVA_BASE = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.8/client/src/main/java/org/apache/rocketmq/client"
 CPP_BASE = "https://github.com/apache/rocketmq-client-cpp/blob/1.2.3/src"
 ONS_BASE = "https://github.com/ali-sdk/ali-ons/blob/v3.12.0/lib"
+GO_BASE = "https://github.com/apache/rocketmq-client-go/blob/v2.1.2"
 
 # Slack on every bound: the broker's 100 ms delay tick, a pull round trip and the adapter's, on a loaded 2-core
 # machine (what SY-06 allowed before the bounds knew any timer).
@@ -104,7 +105,26 @@ ALI_ONS = ClientTimers(
     Timer(30000, f"{ONS_BASE}/consumer/mq_push_consumer.js#L33-L33"),
     Timer(0, f"{ONS_BASE}/mq_client.js#L75-L75"),
 )
-CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS)}
+GO = ClientTimers(
+    "rocketmq-client-go", "2.1.2",
+    Timer(3000, f"{GO_BASE}/consumer/consumer.go#L44-L44"),
+    Timer(30000, f"{GO_BASE}/internal/client.go#L50-L50"),
+    Timer(30000, f"{GO_BASE}/internal/client.go#L47-L47"),
+    # The first persist 10 s after the start, then every 5 s.
+    Timer(5000, f"{GO_BASE}/internal/client.go#L503-L510"),
+    Timer(20000, f"{GO_BASE}/internal/client.go#L56-L56"),
+    # A failed send-back: reconsumeTimes + 1, the same goroutine sleeps 5 s and consumes it again (no fallback send).
+    Timer(5000, f"{GO_BASE}/consumer/push_consumer.go#L1200-L1205"),
+    # The orderly context's SuspendCurrentQueueTimeMillis is -1 unless the listener sets it: a sleep of nothing.
+    Timer(0, f"{GO_BASE}/consumer/push_consumer.go#L1327-L1331"),
+    Timer(3000, f"{GO_BASE}/consumer/push_consumer.go#L922-L922"),
+    Timer(None, f"{GO_BASE}/consumer/push_consumer.go#L1184-L1192"),  # no fallback send
+    Timer(30000, f"{GO_BASE}/internal/client.go#L778-L778"),
+    # Orderly: the rebalance locks a new queue before its process queue exists, so the lock marks nothing and the
+    # first pull waits the 3 s error back-off, by when the lock tick (1 s after the start) has marked the queue.
+    Timer(3000, f"{GO_BASE}/consumer/consumer.go#L714-L728"),
+)
+CLIENTS = {(c.name, c.version): c for c in (JAVA, CPP, ALI_ONS, GO)}
 REFERENCE = JAVA
 
 
@@ -123,8 +143,9 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
     A failed send-back: the fallback send's budget, then the local retry (a client with neither drops the message:
     nothing comes back). Unanswered: its RPC timeout first; the Java client then closes the socket, failing its
     pulls in flight (a pull back-off), while cpp's pulls in flight on the closed transport wait out their own
-    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. A fault the schedule injected: by
-    its kind (get_fault_recovery_ms)."""
+    timeout. An unregistered consumer: its next heartbeat, then a pull back-off. No route for the subscribed topic
+    (an instance started while the broker was down, so the name server had none): the next route query, the next
+    rebalance, then a pull back-off. A fault the schedule injected: by its kind (get_fault_recovery_ms)."""
     refused = timers.fallback_send.ms + timers.local_retry.ms if timers.local_retry.value_ms is not None else 0.0
     if cause in ("send_back_error", "broker_not_writeable", "fallback_first_refused", "fallback_failed"):
         return refused
@@ -135,6 +156,8 @@ def get_recovery_ms(timers: ClientTimers, cause: str) -> float:
         return timers.pull_backoff.ms
     if cause == "unregistered":
         return timers.heartbeat.ms + timers.pull_backoff.ms
+    if cause == "route_missing":
+        return timers.route_refresh.ms + timers.rebalance.ms + timers.pull_backoff.ms
     return get_fault_recovery_ms(timers, cause)
 
 
@@ -171,13 +194,19 @@ SEND_TOPIC_FIELDS = SEND_FIELDS["topic"]
 
 def get_wire_cause(request: WireRequest, refused_before: bool) -> str | None:
     """The disturbance `request`'s answer shows (None: none). A pull refused SUBSCRIPTION_NOT_EXIST begins an
-    unregistered spell only when the pull before it was not refused too (`refused_before`)."""
+    unregistered spell only when the pull before it was not refused too (`refused_before`). A route query refused
+    for a topic the client subscribes (not a %RETRY% topic, which exists only after the first heartbeat, nor the
+    default TBW102) leaves the client without the topic's queues until its next route query."""
     if request.code == CONSUMER_SEND_MSG_BACK and request.response_code != ResponseCode.SUCCESS:
         return "send_back_timeout" if request.response_code is None else "send_back_error"
     topic_field = SEND_TOPIC_FIELDS.get(request.code)
     if topic_field and request.fields.get(topic_field, "").startswith("%RETRY%") \
             and request.response_code != ResponseCode.SUCCESS and not request.flag & 2:
         return "fallback_failed"
+    if request.code == GET_ROUTEINFO_BY_TOPIC:
+        topic = request.fields.get("topic", "")
+        missing = request.response_code not in (None, ResponseCode.SUCCESS)
+        return "route_missing" if missing and topic and not topic.startswith("%") and topic != "TBW102" else None
     if request.code != PULL_MESSAGE or request.response_code in PULL_ANSWERS:
         return None
     if request.response_code == ResponseCode.SUBSCRIPTION_NOT_EXIST:

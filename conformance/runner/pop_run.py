@@ -21,7 +21,7 @@ from attrs import evolve
 
 from conformance.codec import pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun
-from conformance.history.pop_workload import PopWorkload
+from conformance.history.pop_workload import LASTING_KINDS, RESTART_KINDS, PopFault, PopWorkload
 from conformance.history.records import FaultEvent
 from conformance.runner.clients.driver import AdapterConsumer, OutcomeScript, StartRequest
 
@@ -59,14 +59,12 @@ def set_up(backend, workload: PopWorkload, prefix: str) -> tuple[str, str, Group
 
 
 def send_messages(backend, workload: PopWorkload, topic: str) -> None:
-    """Each message once, in order, to queue 0 (a FIFO one with its message group as the sharding key)."""
+    """Each message once, in order, to queue 0 (a FIFO one in its message group)."""
     for message in workload.messages:
-        properties = {"UNIQ_KEY": message.key, "WAIT": "true", "TAGS": "TagA"}
-        if workload.fifo:
-            properties["__SHARDINGKEY"] = message.message_group
-        response = backend.client.send(topic, 0, message.key.encode(), properties)
-        if response.code != 0:
-            raise RuntimeError(f"send of {message.key} to {topic} answered {response.code}")
+        code = backend.send(topic, 0, message.key.encode(), message.key, "TagA",
+                            message_group=message.message_group if workload.fifo else None)
+        if code != 0:
+            raise RuntimeError(f"send of {message.key} to {topic} answered {code}")
 
 
 def make_request(workload: PopWorkload, topic: str, group: str, instance: str, namesrv: str, endpoints: str):
@@ -74,7 +72,8 @@ def make_request(workload: PopWorkload, topic: str, group: str, instance: str, n
     if workload.api == "pop":
         config = {"invisibleMs": workload.invisible_ms, "maxReconsumeTimes": workload.max_reconsume_times,
                   "clientRebalance": False, "consumeMessageBatchMaxSize": 1}
-        return StartRequest(namesrv, group, topic, instance, config=config, api="push", fifo=workload.fifo)
+        mode = "orderly" if workload.fifo else "concurrently"
+        return StartRequest(namesrv, group, topic, instance, mode=mode, config=config, api="push", fifo=workload.fifo)
     return StartRequest(namesrv, group, topic, instance, config=config, api=workload.api, endpoints=endpoints,
                         fifo=workload.fifo)
 
@@ -113,6 +112,7 @@ class PopRunner:
         self.consumers: list[AdapterConsumer] = []
         self.faults: list[FaultEvent] = []
         self.pending = list(workload.faults)
+        self.lasting: list[tuple[float, PopFault, float]] = []  # (due end, fault, began ms) of a fault still on
 
     def start_consumer(self) -> AdapterConsumer:
         consumer = self.open_client(self.request, self.workload.make_script(), self.log_dir)
@@ -123,19 +123,33 @@ class PopRunner:
         return consumer
 
     def poll_faults(self) -> None:
-        """A fault whose delivery happened: restart the proxy with its broker under the live consumer, or kill or
-        stop the consumer and start another."""
+        """A fault whose delivery happened: restart or kill the proxy with its broker under the live consumer, make
+        the broker read-only or the name server mute for the fault's duration, or kill or stop the consumer and
+        start another; a lasting fault whose duration passed ends."""
+        self.end_lasting(time.monotonic())
         live = self.consumers[-1]
         for fault in list(self.pending):
             if any(d.uniq_key == fault.key and d.seen_before == fault.delivery for d in live.deliveries):
                 self.pending.remove(fault)
                 began = time.monotonic() * 1000
-                if fault.kind == "proxy_restart":
-                    self.target.restart()
+                if fault.kind in LASTING_KINDS:
+                    self.target.set_fault(fault.kind, True)
+                    self.lasting.append((time.monotonic() + fault.duration_ms / 1000, fault, began))
+                    continue
+                if fault.kind in RESTART_KINDS:
+                    self.target.restart() if fault.kind == "proxy_restart" else self.target.crash()
                 else:
                     live.kill() if fault.kind == "client_kill" else live.stop()
                     live = self.start_consumer()
                 self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
+
+    def end_lasting(self, now_s: float) -> None:
+        """End each lasting fault due by `now_s` (every one at the run's end: `now_s` infinite)."""
+        for entry in [e for e in self.lasting if e[0] <= now_s]:
+            self.lasting.remove(entry)
+            _due, fault, began = entry
+            self.target.set_fault(fault.kind, False)
+            self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
 
     def wait(self, cap: int) -> None:
         """Until every message is settled and QUIET_S passed without a delivery, at most RUN_LIMIT_S; the DLQ is
@@ -155,8 +169,11 @@ class PopRunner:
             time.sleep(POLL_S)
 
     def stop_all(self) -> None:
-        for consumer in self.consumers:
-            consumer.stop()
+        try:
+            self.end_lasting(float("inf"))
+        finally:
+            for consumer in self.consumers:
+                consumer.stop()
 
 
 def read_copies(backend, topic: str) -> tuple[tuple[str, int], ...]:
@@ -182,8 +199,10 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                      prefix: str = "c5", long_polling_ms: int = 20_000, consumers: list | None = None) -> PopRun:
     """The workload through one client against `target` (its `backend`, a PopBackend with a `client` for sends,
     `namesrv`, `endpoints`, and `restart()` for a proxy_restart fault; its proxy holds a receive at most
-    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript)."""
-    backend = target.backend
+    `long_polling_ms`); always stops every consumer it started (and adds each to `consumers`, for its transcript).
+    The run starts on new connections: the broker closes one idle for 120 s, as the last run's may be (a client's
+    install between runs, `npm ci`, took that long in a CI rehearsal)."""
+    backend = target.reconnect()
     topic, group, settings = set_up(backend, workload, prefix)
     request = make_request(workload, topic, group, f"{prefix}-{group[-8:]}", target.namesrv, target.endpoints)
     runner = PopRunner(open_client, workload, request, log_dir, target)
@@ -203,7 +222,8 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
                   settlements, tuple(e for c in consumers for e in c.startup_errors),
                   tuple(e for c in consumers for e in c.retried_errors),
                   tuple(e for c in consumers for e in c.errors), tuple(runner.faults),
-                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms)
+                  read_final_again(target, group, topic), sent, ended, long_polling_ms=long_polling_ms,
+                  backend=target.backend.name)
 
 
 # Each adapter numbers its deliveries from 1: the n-th consumer's numbers are shifted by n * NUMBERS_PER_CONSUMER.

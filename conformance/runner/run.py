@@ -14,7 +14,7 @@ from typing import Protocol
 
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE
 from conformance.history.records import BrokerRead, Delivery, FaultEvent, Run, RunSettings, StoredCopy, WireRequest
-from conformance.history.timers import get_quiet_end_ms
+from conformance.history.timers import SLACK_MS, get_client_timers, get_quiet_end_ms
 from conformance.history.workload import Workload
 from conformance.runner.clients.cpp import OutcomeScript, StartRequest, open_cpp_consumer
 from conformance.runner.schedule import ClientSlot, Scheduler
@@ -139,7 +139,8 @@ def wait_until_quiet(backend: Backend, consumers: list[Consumer], started: float
         now = (sum(len(c.deliveries) for c in consumers), len(sent_back), delayed, state)
         if deliveries is not None and now[0] >= deliveries:
             return
-        wait_end = get_wait_end_s(requests, backend.get_faults(), get_client(consumers), scheduler)
+        wait_end = max(get_wait_end_s(requests, backend.get_faults(), get_client(consumers), scheduler),
+                       get_start_wait_end_s(consumers))
         limit_s = min(max(limit_s, wait_end + QUIET_S - started), cap_s)
         if now != seen:
             seen, quiet_since = now, time.monotonic()
@@ -158,6 +159,19 @@ def get_wait_end_s(requests: list[WireRequest], faults: list[FaultEvent], client
     if not scheduler.is_settled():
         return float("inf")
     return get_failure_wait_end_s(requests, [*faults, *scheduler.events], client)
+
+
+def get_start_wait_end_s(consumers: list[Consumer]) -> float:
+    """When (on the driver's clock, in s) the live client may have pulled at last after its start: its start plus
+    its timers' start_rebalance and SLACK_MS (rocketmq-client-go's orderly consumer pulls a queue only after its lock
+    tick marked it locked, 3 s); 0.0 for a client that pulls at once (start_rebalance 0) or has not said when it
+    started (`started_s`)."""
+    live = consumers[-1] if consumers else None
+    started = getattr(live, "started_s", None)
+    if live is None or started is None or not live.client:
+        return 0.0
+    first_pull_ms = get_client_timers(live.client).start_rebalance.ms
+    return started + (first_pull_ms + SLACK_MS) / 1000.0 if first_pull_ms else 0.0
 
 
 def get_client(consumers: list[Consumer]) -> dict:

@@ -22,6 +22,7 @@ from conformance.codec.headers import PULL_FLAG_COMMIT_OFFSET
 from conformance.history.records import Delivery, FaultEvent, WireRequest
 from conformance.history.workload import AfterMs, BeforeCommit, ScheduledFault
 
+
 class ClientSlot:
     """The run's consumers in the order they were started, at most one live (the last): a client fault stops or
     kills the live one, and its end starts the next, which carries on the deliveries counted per message (`seen`)."""

@@ -31,9 +31,13 @@ class BrokerSettings:
     # POP requests and the proxy's gRPC service (conformance/runner/server/pop_adapter.py).
     profile: str = "4.9.8"
     # The 5.x proxy's ProxyConfig keys a test session may lower (RocketMQ's defaults here): the shortest invisible
-    # duration a receive may ask for, and the long polling a receive that finds nothing is held for at least.
+    # duration a receive may ask for, and the long polling a receive that finds nothing is held for, at least and at
+    # most (the longest is also what the settings a consumer gets name).
     proxy_min_invisible_ms: int = 10_000
     proxy_min_long_polling_ms: int = 5_000
+    proxy_max_long_polling_ms: int = 20_000
+    # The broker's defaultMessageRequestMode (PULL or POP): how a client with client rebalance off is told to read.
+    message_request_mode: str = "PULL"
 
 
 @attrs.define

@@ -26,7 +26,8 @@ from conformance.history.workload import (
 )
 
 # A scheduled fault lasts one of these (ms); a time trigger falls within MAX_AFTER_MS of the run's start. At most
-# MAX_SCHEDULED faults per workload: each costs its duration and the client's recovery (history/timers.py's get_fault_recovery_ms).
+# MAX_SCHEDULED faults per workload: each costs its duration and the client's recovery (history/timers.py's
+# get_fault_recovery_ms).
 DURATIONS_MS = (1000, 2000, 3000)
 MAX_AFTER_MS = 3000
 MAX_SCHEDULED = 2

@@ -25,7 +25,7 @@ from conformance.history import workload as values
 from conformance.history.records import Run
 from conformance.history.workload import SCHEDULED_FAULT_KINDS, Workload
 from conformance.runner.backends.model import open_model_backend
-from conformance.runner.clients import cpp, java, node
+from conformance.runner.clients import cpp, golang, java, node
 from conformance.runner.run import OpenBackend, OpenClient, run_workload
 from conformance.suite.shrink import MAX_SHRUNK_PROBLEMS, Shrunk, format_case, get_budget, get_signature, is_shrinking
 from conformance.suite.shrink import shrink as shrink_case
@@ -39,7 +39,8 @@ CLIENT_MAX_RECONSUME_TIMES = st.sampled_from((-1, 1, 2))
 # The adapter clients by the name the replay command takes: how to open one, and why this machine cannot.
 CLIENTS = {"cpp": (cpp.open_cpp_consumer, cpp.get_unavailable_reason),
            "java": (java.open_java_consumer, java.get_unavailable_reason),
-           "node": (node.open_node_consumer, node.get_unavailable_reason)}
+           "node": (node.open_node_consumer, node.get_unavailable_reason),
+           "go": (golang.open_go_consumer, golang.get_unavailable_reason)}
 # A failure's message stays bounded: its first lines (problems, deliveries, wire trace), each cut.
 MAX_FAILURE_LINES = 60
 MAX_LINE_CHARS = 300
@@ -131,7 +132,7 @@ def format_shrunk(signature: str, shrunk: Shrunk, client: str, backend: str = "m
     source = format_case(shrunk.workload, shrunk.client_max)
     budget = get_budget()
     real = backend not in ("", "model")
-    replay = (f"python -m conformance.runner.backends.loopback " if real else "") \
+    replay = ("python -m conformance.runner.backends.loopback " if real else "") \
         + f"python -m conformance.suite.replay --client {client}" + (f" --backend {backend}" if real else "")
     return [f"shrunk ({signature}): {source}",
             f"  {shrunk.runs} re-runs, {shrunk.seconds:.0f} s (budget {budget.runs} re-runs, {budget.seconds:.0f} s; "

@@ -129,14 +129,16 @@ def get_candidates(workload: Workload, client_max: int) -> Iterator[Case]:
 
 
 def shrink(case: Case, shows: Callable[[Workload, int], bool], budget: Budget,
-           clock: Callable[[], float] = time.monotonic) -> Shrunk:
+           clock: Callable[[], float] = time.monotonic,
+           candidates: Callable[..., Iterator[Case]] = get_candidates) -> Shrunk:
     """Greedily the smallest case `shows` accepts, starting from `case` (which showed the problem): the first
-    accepted candidate replaces the current case and its candidates are tried next; stops when none is accepted or
-    the budget is spent (no re-run starts that the longest one so far would push past `budget.seconds`)."""
+    accepted candidate replaces the current case and its candidates (`candidates`: the 4.x workloads' by default)
+    are tried next; stops when none is accepted or the budget is spent (no re-run starts that the longest one so far
+    would push past `budget.seconds`)."""
     started, runs, longest = clock(), 0, 0.0
     current = case
     while True:
-        for candidate in get_candidates(*current):
+        for candidate in candidates(*current):
             if runs >= budget.runs or clock() - started + longest > budget.seconds:
                 return Shrunk(*current, runs, clock() - started, "budget")
             before = clock()

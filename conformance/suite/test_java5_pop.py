@@ -1,7 +1,8 @@
 """RocketMQ 5.3.3's own Java remoting client in POP mode (DefaultMQPushConsumer, client rebalance off, the broker's
-defaultMessageRequestMode POP) against the real 5.3.3 (RMQSPEC_BACKEND=rocketmq-5.3.3, tox env
-conformance-java5-pop): pop_suite.py's POP workloads, judged against chapter 18's rules and the guarantees that apply
-without a proxy. The 5.x reference for the remoting side: it declares no deviation."""
+defaultMessageRequestMode POP) on both 5.x backends (RMQSPEC_BACKEND, pop_fixtures.py): RocketMQ 5.3.3 (tox env
+conformance-java5-pop) and the model-backed server (model, tox env conformance-java5-pop-model), pop_suite.py's POP
+workloads judged against chapter 18's rules and the guarantees that apply without a proxy. The 5.x reference for the
+remoting side: it declares no deviation, on either backend."""
 
 from __future__ import annotations
 

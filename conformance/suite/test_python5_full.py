@@ -1,6 +1,8 @@
-"""PyPI rocketmq-python-client 5.1.2 against the real RocketMQ 5.3.3 proxy (RMQSPEC_BACKEND=rocketmq-5.3.3, tox env
-conformance-python5): every SimpleConsumer and push-listener workload of pop_suite.py, judged against the 5.x rules
-(conformance/checker/pop_verdicts.py) with the client's declared deviations (conformance/checker/deviations5.py)."""
+"""PyPI rocketmq-python-client 5.1.2 on both 5.x backends (RMQSPEC_BACKEND, pop_fixtures.py): RocketMQ 5.3.3's proxy
+(rocketmq-5.3.3, tox env conformance-python5) and the model-backed server's proxy (model, tox env
+conformance-python5-model): every SimpleConsumer and push-listener workload of pop_suite.py, judged against the 5.x
+rules (conformance/checker/pop_verdicts.py) with the client's declared deviations
+(conformance/checker/deviations5.py), which must hold on both."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ A client step is a transition of the cluster state: it takes the state and retur
 fields below. The broker's state is not among them: a step reaches the broker only by exchanging a request of
 model/values/wire.py with the state it was given (`exchange(cluster, request)`), which model/system routes to its
 broker, through the network it models, and answers. So a client never depends on which broker answers, or on what
-else the cluster holds: another kind of client (a POP consumer) is one more set of fields beside these.
+else the cluster holds: another kind of client (a POP consumer, model/client/pop_consumer.py) is one more set of
+fields beside these.
 """
 
 from __future__ import annotations
@@ -42,3 +43,8 @@ class Cluster(Protocol):
     subscription_codes: frozenset
     # Instances whose lock requests currently fail before they reach the broker (LK-07).
     lock_faults: frozenset
+    # The POP consumers (model/client/pop_consumer.py): client id -> PopConsumer, their listener invocations in
+    # flight (request id -> PopConsumeRequest; ids from next_request_id), and those whose pop the broker holds.
+    pop_consumers: immutables.Map
+    pop_requests: immutables.Map
+    pop_parked: frozenset

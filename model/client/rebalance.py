@@ -21,6 +21,7 @@ from model.client.process_queue import create_process_queue, is_pull_expired
 from model.client.pull import schedule_pull
 from model.client.remote_offsets import compute_pull_from_where, send_oneway
 from model.client.timer_items import OffsetIllegalFix, PersistDue, RebalanceDue
+from model.values.allocation import compute_averagely
 from model.values.message import MessageQueue
 from model.values.names import GROUP, TOPIC
 from model.values.records import discard, evolve
@@ -53,14 +54,6 @@ def compute_allocation(cluster: Cluster, client_id: str) -> frozenset:
         by_topic.setdefault(mq.topic, []).append(mq)
     index = members.index(client_id)
     return frozenset(mq for topic in by_topic.values() for mq in compute_averagely(sorted(topic), len(members), index))
-
-
-def compute_averagely(queues: list, n: int, index: int) -> list:
-    """[RB-01] AllocateMessageQueueAveragely: member `index` of `n` gets a contiguous slice of the sorted queues."""
-    total = len(queues)
-    mod, average = total % n, (total // n + (1 if index < total % n else 0)) if total > n else 1
-    start = index * average if mod == 0 or index < mod else index * average + mod
-    return [queues[(start + i) % total] for i in range(min(average, total - start))]
 
 
 def start_consumer(cluster: Cluster, client_id: str) -> Cluster:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
-from model.broker.pop.handle import Handle
+from model.broker.pop.ack import on_ack, on_change_invisible_time
 from model.broker.pop.state import PopBroker
 from model.proxy.settings import DEFAULT_PROXY_CONFIG, ProxyConfig
+from model.values.pop_wire import AckRequest, ChangeRequest, Handle
 from model.values.profiles import Profile
 
 
@@ -47,7 +47,8 @@ def compute_changed_handle(handle: Handle, pop_time: int, invisible_time: int, r
 def on_change_invisible_duration(state: PopBroker, group: str, topic: str, handle: Handle, invisible_time: int,
                                  now: int, proxy: ProxyConfig = DEFAULT_PROXY_CONFIG) -> tuple[PopBroker, ProxyAnswer]:
     """[PD-06] changeInvisibleDuration: an invisible time above maxInvisibleTimeMills is ILLEGAL_INVISIBLE_TIME, an
-    expired handle INVALID_RECEIPT_HANDLE (PD-05); otherwise the broker's change (PO-08) and the new handle."""
+    expired handle INVALID_RECEIPT_HANDLE (PD-05); otherwise the broker's change (PO-08) and the new handle — for
+    an orderly offset below the committed one (FF-04) an expired one: pop time, invisible time and revive queue 0."""
     if not 0 <= invisible_time <= proxy.max_invisible_time_mills:
         return state, ProxyAnswer("ILLEGAL_INVISIBLE_TIME", None, False, ("PD-06",))
     if handle.is_expired(now):
@@ -57,6 +58,7 @@ def on_change_invisible_duration(state: PopBroker, group: str, topic: str, handl
     state, answer = on_change_invisible_time(state, request, now)
     if answer.code != "SUCCESS":
         return state, ProxyAnswer("INTERNAL_SERVER_ERROR", None, False, answer.rules + ("PD-06",))
-    changed = compute_changed_handle(handle, answer.pop_time, answer.invisible_time, answer.revive_queue_id,
-                                     state.config.profile)
+    times = (answer.pop_time, answer.invisible_time, answer.revive_queue_id) if answer.pop_time is not None \
+        else (0, 0, 0)  # FF-04: an orderly change below the offset sets no header field; Java reads 0 for each
+    changed = compute_changed_handle(handle, *times, state.config.profile)
     return state, ProxyAnswer("OK", changed, answer.was_pending, answer.rules + ("PD-06",))

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.broker.pop.handle import Handle
 from model.broker.pop.state import PopBroker, set_broker
 from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
 from model.proxy.consumer import on_proxy_ack
 from model.proxy.receive import FollowUp
+from model.values.pop_wire import Handle
 
 
 class ForwardAnswer(NamedTuple):

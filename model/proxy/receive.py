@@ -6,30 +6,16 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
-from attrs import frozen
-
-from model.broker.pop.pop import PROPERTY_POP_CK, PopRequest, on_pop
+from model.broker.pop.pop import PROPERTY_POP_CK, on_pop
 from model.broker.pop.revive import PROPERTY_FIRST_POP_TIME
 from model.broker.pop.state import PopBroker
 from model.proxy.settings import DEFAULT_PROXY_CONFIG, ProxyConfig, compute_consumer_settings
+from model.values.pop_wire import PopRequest, ReceiveRequest
 from model.values.records import evolve
 
 # A pop that answered without a message the consumer may see: the writer answers MESSAGE_NOT_FOUND.
 FOUND_NOTHING = ("SUCCESS", "POLLING_TIMEOUT")
 
-
-@frozen
-class ReceiveRequest:
-    """ReceiveMessageRequest: the group, topic, batch size, invisible duration, the tag subscription (None: "*"),
-    an attempt id (FIFO) and autoRenew (a push consumer's receive)."""
-
-    group: str
-    topic: str
-    batch_size: int = 32
-    invisible_time: int = 30_000
-    tags: frozenset | None = None
-    attempt_id: str | None = None
-    auto_renew: bool = False
 
 
 class FilterResult(enum.Enum):

@@ -16,8 +16,10 @@ from model.broker.delay_timer import get_next_schedule_time, has_due_levels
 from model.client.consumer import ConsumeRequest
 from model.client.listener import ConsumeStatus, ListenerResult
 from model.client.offset_store import get_offset
+from model.client.pop_consumer import PopConsumeRequest
 from model.client.rebalance import get_subscribed_queues
-from model.system.events import CompleteConsume, DeliverOneway
+from model.system.events import Advance, CompleteConsume, CompletePop, DeliverOneway
+from model.system.pop_route import is_pop_quiescent
 from model.system.route import wake_pulls
 from model.system.scheduler import InstantBudget, compute_next_time, fire_next
 from model.system.state import System
@@ -27,10 +29,22 @@ from model.values.names import GROUP
 from model.values.records import evolve
 
 Listener = Callable[[ConsumeRequest], CompleteConsume]
+PopListener = Callable[[PopConsumeRequest], CompletePop]
 
 
 def succeed(request: ConsumeRequest) -> CompleteConsume:
     return CompleteConsume(request.request_id)
+
+
+def succeed_pop(request: PopConsumeRequest) -> CompletePop:
+    return CompletePop(request.request_id)
+
+
+def get_pop_completion(system: System, pop_listener: PopListener):
+    """The event that ends the first running POP listener: its result, or — in the millisecond of its pop — the
+    clock moving 1 ms first (a listener takes at least 1 ms, so no change meets its pop's checkpoint, PO-11)."""
+    request = system.pop_requests[min(system.pop_requests)]
+    return Advance(system.now + 1) if request.started_at >= system.now else pop_listener(request)
 
 
 def compute_capped_result(request: ConsumeRequest, retry_times: int) -> ListenerResult:
@@ -48,8 +62,12 @@ def is_quiescent(system: System) -> bool:
     queue's in-memory offset persisted on the broker."""
     if system.requests or system.pending_resubmits or len(system.oneway):
         return False
+    if system.pop_config is not None and not is_pop_quiescent(system):
+        return False
     if has_due_levels(system.broker, system.config):
         return False
+    if system.pop_config is not None and not system.members:  # POP consumers only
+        return True
     owned = [mq for consumer in system.consumers.values() for mq in consumer.process_queues]
     expected = get_subscribed_queues(system)
     if set(owned) != set(expected) or (system.config.is_clustering and len(owned) != len(expected)):
@@ -81,17 +99,17 @@ def get_first_request(requests, hint: int) -> ConsumeRequest:
 
 
 def drain(system: System, listener: Listener = succeed, max_events: int = 10_000_000, *,
-          observe: Callable[[list], object] | None = None) -> tuple[System, list, int]:
-    """[SY-03] Complete running listeners with `listener`, deliver held one-way commits, fire timers in time
-    order, until quiescent — [SY-12] or until more than MAX_TRANSITIONS_PER_INSTANT timers fired at one instant,
-    which ends the drain with a Livelock observation. Returns (system, observations, events processed: each timer
-    counts).
+          observe: Callable[[list], object] | None = None,
+          pop_listener: PopListener = succeed_pop) -> tuple[System, list, int]:
+    """[SY-03] Complete running listeners with `listener` (a POP consumer's with `pop_listener`, PG-01), deliver
+    held one-way commits, fire timers in time order, until quiescent — [SY-12] or until more than
+    MAX_TRANSITIONS_PER_INSTANT timers fired at one instant, which ends the drain with a Livelock observation.
+    Returns (system, observations, events processed: each timer counts).
 
     `observe`, if given, receives each event's observations as they happen, and the returned list stays empty:
     a long run's list would hold every observation to the end, and CPython's full collections walk it all.
     """
-    observations, events, woken_store, first = [], 0, None, 0
-    budget = InstantBudget()
+    observations, events, woken_store, first, budget = [], 0, None, 0, InstantBudget()
     keep = observations.extend if observe is None else observe
     # A running request is the common case, and it alone rules quiescence out.
     while system.requests or not is_quiescent(system):
@@ -102,6 +120,8 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             request = get_first_request(system.requests, first)
             first = request.request_id
             system, seen = step(system, listener(request))
+        elif system.pop_requests:
+            system, seen = step(system, get_pop_completion(system, pop_listener))
         elif len(system.oneway):
             system, seen = step(system, DeliverOneway(0))
         else:

@@ -1,6 +1,7 @@
 """The events from outside the modelled cluster, the inputs of `model.system.step.step` (spec/11-guarantees.md):
 a produce, a listener's result, the clock moving, a held one-way commit arriving, membership changes, a crash, lock
-request faults, expired commit-log files, the broker's permission and its refusals. The two that come once per
+request faults, expired commit-log files, the broker's permission and its refusals; and on the 5.x side, POP
+consumers joining and leaving, their listeners' results, and the broker's restart. The two that come once per
 message (a produce, a listener's result) are named tuples, built at a tuple's cost (benchmarks/NOTES.md); the others
 are frozen attrs records."""
 
@@ -11,6 +12,7 @@ from typing import NamedTuple
 from attrs import frozen
 
 from model.client.listener import ListenerResult
+from model.client.pop_consumer import PopConsumer
 from model.values.message import MessageQueue
 from model.values.wire import ResponseCode
 
@@ -100,3 +102,36 @@ class RefuseRequests:
 
     kind: str
     code: ResponseCode | None = None
+
+
+@frozen
+class AddPopConsumer:
+    """A POP consumer instance starts (model/client/pop_consumer.py): a remoting POP push consumer or a gRPC
+    SimpleConsumer behind the proxy, of a POP group the cluster has (create_system's `pop_groups`); it pops at once.
+    Its incarnation is given when it starts."""
+
+    consumer: PopConsumer
+
+
+@frozen
+class RemovePopConsumer:
+    """A POP consumer instance is gone (a crash): its listener invocations in flight are dropped with their
+    handles; what they held comes back when its invisible time ends."""
+
+    client_id: str
+
+
+class CompletePop(NamedTuple):
+    """A POP consumer's running listener invocation returns `result` (CONSUME_SUCCESS up to ackIndex, or a
+    failure with delayLevelWhenNextConsume, as the 4.x CompleteConsume)."""
+
+    request_id: int
+    result: ListenerResult = ListenerResult()
+
+
+@frozen
+class RestartBroker:
+    """[PO-10] The broker restarts on its store: `graceful` persists first; a crash loses what was committed since
+    the last persist."""
+
+    graceful: bool = True

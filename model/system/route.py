@@ -1,12 +1,15 @@
 """The network between the group's instances and the broker (spec/11-guarantees.md): what a client step exchanges
 with the cluster (model/values/wire.py) reaches the cluster's broker at once, answered with the cluster's clock,
 configuration and random draw, except a one-way offset commit while the network holds them (SY-02); and a pull
-the broker holds is answered once its queue has a message at or past the offset asked for (PL-04)."""
+the broker holds is answered once its queue has a message at or past the offset asked for (PL-04). A POP consumer's
+request goes to the broker's POP answers or through the proxy (model/system/pop_route.py)."""
 
 from __future__ import annotations
 
 from model.broker.server import ANSWERS, REFUSABLE, answer_refused
+from model.client.pop_consumer import wake_parked_pops
 from model.client.pull import wake_flow_controlled_pulls, wake_parked_pulls
+from model.system.pop_route import route_pop
 from model.system.state import System
 from model.values.records import evolve, new_tuple
 from model.values.wire import (
@@ -40,12 +43,15 @@ def route(system: System, request, _context: Context | None = None) -> tuple[Sys
     if system.hold_oneway and type(request) is UpdateConsumerOffset and request.oneway:
         return evolve(system, oneway=system.oneway.append(request)), CommitResult(None)
     kind = type(request)
+    answer_for = ANSWERS.get(kind)
+    if answer_for is None:  # a POP consumer's request (5.x)
+        return route_pop(system, request, compute_random(system))
     if system.refusals:
         code = system.refusals.get(REFUSABLE.get(kind))
         if code is not None:
             return system, answer_refused(request, code)
     context = new_tuple(Context, (system.config, system.now, compute_random(system))) if kind in TIMED else None
-    broker, answer = ANSWERS[kind](system.broker, request, context)
+    broker, answer = answer_for(system.broker, request, context)
     return (system if broker is system.broker else evolve(system, broker=broker)), answer
 
 
@@ -61,6 +67,8 @@ def wake_pulls(system: System, woken_store=None) -> System:
     store = system.broker.store
     if store is woken_store:
         return system
+    if system.pop_parked:  # a pop the broker holds is answered once a message is stored (5.x)
+        system = wake_parked_pops(system)
     # Sorted: a persistent map iterates in hash order, which differs between processes; timer ties must not.
     answered = []
     for (client_id, mq), offset in sorted(system.parked.items()):

@@ -11,10 +11,12 @@ from model.broker.delay_timer import get_next_schedule_time, on_schedule_timer
 from model.client.consume_common import get_current_pq, get_live_consumer
 from model.client.consume_mode import get_consume_service
 from model.client.observations import DlqArrival
+from model.client.pop_consumer import PopDue, process_pop_due
 from model.client.pull import process_pull
 from model.client.rebalance import process_offset_illegal_fix, process_persist, process_rebalance_due
 from model.client.timer_items import OffsetIllegalFix, PersistDue, PullDue, RebalanceDue, Resubmit, ServiceTimer
 from model.system.observations import Livelock
+from model.system.pop_route import PopPersistDue, ReviveDue, process_pop_persist, process_revive_due
 from model.system.route import wake_pulls
 from model.system.state import System
 from model.values.message import is_dlq_topic
@@ -42,6 +44,9 @@ TIMER_HANDLERS: dict[type, Callable] = {
     RebalanceDue: process_rebalance_due,
     ServiceTimer: process_service_timer,
     OffsetIllegalFix: process_offset_illegal_fix,
+    PopDue: process_pop_due,
+    ReviveDue: process_revive_due,
+    PopPersistDue: process_pop_persist,
 }
 
 

@@ -1,5 +1,5 @@
-"""The state of the whole modelled cluster — one broker, one consumer group of push-consumer instances, the virtual
-clock and its timers (spec/11-guarantees.md).
+"""The state of the whole modelled cluster — one broker, one consumer group of push-consumer instances, POP consumers
+of other groups (5.x), the virtual clock and its timers (spec/11-guarantees.md).
 
 `System` is a value. `model.system.step.step(system, event)` returns the next value and the observations. Timed
 behaviour (pull loops, 5 s resubmissions, offset persistence, cleanExpiredMsg) sits in `System.timers`, a persistent
@@ -15,6 +15,8 @@ from typing import Any
 import immutables
 from attrs import field
 
+from model.broker.pop.config import PopConfig
+from model.broker.pop.state import PopState
 from model.broker.state import Broker
 from model.values.config import Config
 from model.values.fifo import Fifo
@@ -50,3 +52,11 @@ class System:
     lock_faults: frozenset = frozenset()
     # Request kind ("send_back", "send", "pull") -> the error code the broker answers it with (RefuseRequests).
     refusals: immutables.Map = field(factory=immutables.Map)
+    # The 5.x side (model/system/pop_route.py): the broker's POP settings (None: a 4.x cluster without POP), its
+    # POP state, the revive service's next run; the POP consumers' fields (model/client/cluster.py).
+    pop_config: PopConfig | None = None
+    pop: PopState = field(factory=PopState)
+    revive_at: int | None = None
+    pop_consumers: immutables.Map = field(factory=immutables.Map)
+    pop_requests: immutables.Map = field(factory=immutables.Map)
+    pop_parked: frozenset = frozenset()

@@ -6,37 +6,48 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from model.broker.pop.config import PopConfig
+from model.broker.pop.state import PopGroupConfig
 from model.broker.state import PERM_READ, PERM_WRITE, create_broker, get_or_create_topic, is_writeable
 from model.broker.store import put_record
 from model.client.consume_mode import get_consume_service
+from model.client.pop_consumer import on_complete_pop, start_pop_consumer, stop_pop_consumer
 from model.client.rebalance import crash, set_members
 from model.client.remote_offsets import commit_broker_offset
 from model.system.events import (
+    AddPopConsumer,
     Advance,
     CompleteConsume,
+    CompletePop,
     Crash,
     DeliverOneway,
     ExpireQueueHead,
     LockRequestsFail,
     Produce,
     RefuseRequests,
+    RemovePopConsumer,
+    RestartBroker,
     SetBrokerPermission,
     SetMembers,
 )
 from model.system.observations import Produced
+from model.system.pop_route import enable_pop, restart_broker
 from model.system.route import wake_pulls
 from model.system.scheduler import advance
 from model.system.state import System
 from model.values.config import Config
+from model.values.errors import IllegalTransition
 from model.values.message import create_message, get_retry_topic, java_string_hash
 from model.values.names import GROUP, TOPIC
 from model.values.records import discard, evolve, new_tuple
 
 
 def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_queue_nums: int = 2,
-                  subscription: frozenset | None = None, hold_oneway: bool = False) -> System:
+                  subscription: frozenset | None = None, hold_oneway: bool = False,
+                  pop_groups: dict[str, PopGroupConfig] | None = None, pop_config: PopConfig | None = None) -> System:
     """[SY-01] A broker with the topic and the group's %RETRY% topic (created at the consumer's first heartbeat,
-    with retryQueueNums queues), and the group's instances started and balanced at time 0."""
+    with retryQueueNums queues), and the group's instances started and balanced at time 0. With `pop_groups` the
+    broker has its POP side too (a 5.x profile): those groups, for POP consumers to join (AddPopConsumer)."""
     broker = create_broker(config, GROUP, {TOPIC: topic_queue_nums})
     if config.is_clustering and config.retry_queue_nums > 0:
         broker, _ = get_or_create_topic(broker, get_retry_topic(GROUP), config.retry_queue_nums,
@@ -44,6 +55,8 @@ def create_system(config: Config, members: tuple[str, ...] = ("c1",), *, topic_q
     codes = frozenset(java_string_hash(tag) for tag in subscription) if subscription is not None else frozenset()
     system = System(config=config, broker=broker, topic_queue_nums=topic_queue_nums, subscription=subscription,
                     subscription_codes=codes, hold_oneway=hold_oneway)
+    if pop_groups is not None:
+        system = enable_pop(system, pop_groups, pop_config)
     system, _ = set_members(system, members)
     return system
 
@@ -103,6 +116,16 @@ def on_refuse_requests(system: System, event: RefuseRequests) -> tuple[System, l
     return evolve(system, refusals=refusals), []
 
 
+def on_add_pop_consumer(system: System, event: AddPopConsumer) -> tuple[System, list]:
+    """A POP consumer of one of the cluster's POP groups starts (an instance of that id still running is
+    stopped first: a restart)."""
+    group = event.consumer.group
+    if system.pop_config is None or group not in system.pop.groups:
+        raise IllegalTransition("no POP group " + group, "AddPopConsumer", "create_system(pop_groups=...) names them")
+    system = stop_pop_consumer(system, event.consumer.client_id)
+    return start_pop_consumer(system, event.consumer), []
+
+
 EVENT_HANDLERS: dict[type, Callable] = {
     Produce: on_produce,
     CompleteConsume: on_complete,
@@ -113,6 +136,10 @@ EVENT_HANDLERS: dict[type, Callable] = {
     LockRequestsFail: on_lock_requests_fail,
     SetBrokerPermission: on_set_broker_permission,
     RefuseRequests: on_refuse_requests,
+    AddPopConsumer: on_add_pop_consumer,
+    RemovePopConsumer: lambda system, event: (stop_pop_consumer(system, event.client_id), []),
+    CompletePop: lambda system, event: on_complete_pop(system, event.request_id, event.result),
+    RestartBroker: lambda system, event: restart_broker(system, event.graceful),
 }
 
 

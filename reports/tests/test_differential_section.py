@@ -60,6 +60,20 @@ def test_client_verdicts_per_backend_are_the_runs_verdict_records_and_nothing_el
     (tmp_path / "run" / "conformance-main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     text = "\n".join(render_summary_section(tmp_path / "run"))
     rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| rocketmq-client-cpp")}
-    assert rows["SY-10"] == "| rocketmq-client-cpp 1.2.3 | SY-10 | conforms | deviates | differs |"
-    assert rows["SB-09"] == "| rocketmq-client-cpp 1.2.3 | SB-09 | deviates | deviates | yes |"
+    assert rows["SY-10"] == "| rocketmq-client-cpp 1.2.3 | SY-10 | conforms | deviates |  | differs |"
+    assert rows["SB-09"] == "| rocketmq-client-cpp 1.2.3 | SB-09 | deviates | deviates |  | yes |"
     assert set(rows) == {"SY-10", "SB-09"}
+
+
+def test_a_5x_clients_verdicts_compare_the_model_with_rocketmq_5(tmp_path):
+    """A 5.x client runs on the model-backed server and RocketMQ 5.3.3: its row compares those two columns."""
+    write_records(tmp_path / "run", [record("SB-01", "model")])
+    records = [verdict_record("RP-03", "model", "deviates", "rocketmq-python-client"),
+               verdict_record("RP-03", "rocketmq-5.3.3", "deviates", "rocketmq-python-client"),
+               verdict_record("PG-02", "model", "conforms", "rocketmq-python-client"),
+               verdict_record("PG-02", "rocketmq-5.3.3", "deviates", "rocketmq-python-client")]
+    (tmp_path / "run" / "conformance-main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = "\n".join(render_summary_section(tmp_path / "run"))
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| rocketmq-python-client")}
+    assert rows["RP-03"] == "| rocketmq-python-client 1.2.3 | RP-03 | deviates |  | deviates | yes |"
+    assert rows["PG-02"] == "| rocketmq-python-client 1.2.3 | PG-02 | conforms |  | deviates | differs |"

@@ -15,8 +15,8 @@ import markdown
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reportformat.escape import HIDDEN, to_code_span, to_markdown, to_terminal
 from reports.differential import RECORDS_NAME
-from reports.escape import HIDDEN, to_code_span, to_markdown, to_terminal
 from reports.render_html import render_html
 from reports.render_markdown import render_coverage_page, render_summary
 from reports.results import Results

@@ -63,6 +63,7 @@ WRONG = [
     ({"status": 1}, "field 'status' is an integer, expected a string or null"),
     ({"timing": {"execute:test": "slow"}}, "field 'timing' has a value that is not a number"),
     ({"steps": "3"}, "field 'steps' is a string, expected an integer or null"),
+    ({"steps": -1.0}, "field 'steps' is a number, expected an integer or null"),
     ({"nodeid": 12}, "field 'nodeid' is an integer, expected a string or null"),
     ({"status": "maybe"}, "field 'status' of a test_case line is 'maybe', expected one of passed, failed, gave_up"),
     ({"property": None}, "a test_case line without 'property'"),

@@ -3,6 +3,8 @@ rule's conforming history, and the smallest history that breaks it, so that no c
 
 from __future__ import annotations
 
+from attrs import evolve
+
 from conformance.checker.deviations5 import COUNTEREXAMPLES5
 from conformance.checker.pop_checks import (
     POP_CHECKS,
@@ -20,12 +22,12 @@ from conformance.checker.pop_checks import (
 from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun, Settled
 from conformance.history.pop_workload import (
-    PopFault,  # noqa: F401 - names the counterexamples may use
+    PopFault,
     PopMessage,
     PopWorkload,
 )
-from conformance.history.records import Delivery
-from conformance.suite.pop_suite import POP, PUSH, SIMPLE
+from conformance.history.records import Delivery, FaultEvent
+from conformance.suite.pop_suite import MODEL_MISSING_FAULTS, POP, PUSH, SIMPLE, get_params
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
 
@@ -71,6 +73,21 @@ def test_a_message_neither_consumed_nor_dead_lettered_is_lost_once_its_redeliver
     late_ack = PopWorkload((PopMessage("m0", ("LATE_ACK",)),))
     refused = make_run(late_ack, [delivery(1, 0)], [Settled(1, 3600, "ack", "INVALID_RECEIPT_HANDLE")])
     assert check_at_least_once(refused)[0] == "deviates"
+
+
+def test_an_ack_on_its_way_when_the_consumer_was_killed_may_have_consumed_the_message():
+    """A kill right after a delivery whose answer is ACK: the ack may have reached the proxy (no settlement was
+    written before the kill). With no redelivery and no copy once the revive was due, it did: conforms. Without the
+    kill, or for an answer that never acks, the same history is a loss; before the revive was due, indefinite."""
+    acked = PopWorkload((PopMessage("m0"),), invisible_ms=2000, faults=(PopFault("client_kill", "m0", 0),))
+    killed = evolve(make_run(acked, [delivery(1, 0)], ended=60_000), faults=(FaultEvent("client_kill", 40, 60, "m0"),))
+    assert check_at_least_once(killed)[0] == "conforms"
+    assert check_at_least_once(evolve(killed, ended_ms=3_000))[0] == "indefinite"
+    assert check_at_least_once(evolve(killed, faults=()))[0] == "deviates"
+    held = evolve(killed, workload=evolve(acked, messages=(PopMessage("m0", ("NOTHING",)),)))
+    assert check_at_least_once(held)[0] == "deviates"
+    earlier = evolve(killed, faults=(FaultEvent("client_kill", -5, 0, "m0"),))  # a kill before the delivery
+    assert check_at_least_once(earlier)[0] == "deviates"
 
 
 def test_a_poison_message_dead_lettered_after_max_attempts_conforms_and_early_deviates():
@@ -145,3 +162,22 @@ def test_each_5x_counterexample_is_a_workload_the_client_suites_run():
     suites = [*SIMPLE.values(), *PUSH.values(), *POP.values()]
     for source in COUNTEREXAMPLES5.values():
         assert eval(source) in suites, source  # noqa: S307 - our own declarations
+
+
+def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_binding():
+    """A redelivery across a lasting fault is still judged (PG-03); across a restart or a kill it is not."""
+    workload = PopWorkload((PopMessage("m0", ("NOTHING",)),), invisible_ms=2000)
+    deliveries = [delivery(1, 0), delivery(2, 1000, attempt=2, seen=1)]
+    for kind, verdict in (("broker_read_only", "deviates"), ("namesrv_stop", "deviates"), ("proxy_kill", "conforms"),
+                          ("client_kill", "conforms")):
+        run = evolve(make_run(workload, deliveries, [Settled(2, 1010, "ack", "OK")]),
+                     faults=(FaultEvent(kind, 500, 600, "m0"),))
+        assert check_invisible_time(run)[0] == verdict, kind
+
+
+def test_the_model_backend_runs_every_workload_but_those_with_a_fault_it_cannot_make():
+    real = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")}
+    model = {p.id for p in get_params("simple", "push", "pop", backend="model")}
+    left = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")
+            if {f.kind for f in p.values[0].faults} & MODEL_MISSING_FAULTS}
+    assert model == real - left and left and "simple-kill" in model and "simple-proxy-restart" in model

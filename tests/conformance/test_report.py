@@ -135,3 +135,25 @@ def test_the_matrix_marks_the_reference_and_reads_the_recorded_verdicts_of_every
     ]
     assert main([str(tmp_path / "run-1")]) == 0
     assert main([str(tmp_path / "nowhere")]) == 2
+
+
+def test_hostile_verdict_lines_are_escaped_and_bad_ones_named(tmp_path, capsys):
+    """A verdict file is input like any report file: its texts reach the terminal and Markdown escaped, and a line of
+    the wrong shape is named on stderr, not read and not a crash."""
+    run = tmp_path / "run-1"
+    run.mkdir()
+    hostile = {"name": "evil\x1b[2J|<script>", "version": "1\u202e", "binding": ""}
+    good = json.dumps(to_record(Verdict("SB-09\x07", hostile, "deviates")))
+    bad = ["{not json", json.dumps({"type": "conformance_verdict", "rule": ["SB-09"]}),
+           json.dumps({**json.loads(good), "status": "great"}), json.dumps({**json.loads(good), "client": "x"})]
+    (run / "conformance-local-main.jsonl").write_bytes(("\n".join([good, *bad]) + "\n").encode() + b"\xff\n")
+    unreadable: list[str] = []
+    verdicts = read_verdicts([run], unreadable)
+    assert [v.status for v in verdicts] == ["deviates"]
+    assert [name.rsplit(":", 1)[1] for name in unreadable] == ["2", "3", "4", "5", "6"]
+    assert "\x1b" not in "".join(format_matrix(verdicts)) and "\\x1b" in format_matrix(verdicts)[0]
+    table = render_markdown_matrix(verdicts)
+    assert "\x07" not in table and "<script>" not in table and "\u202e" not in table
+    assert table.splitlines()[2].count(" | ") == 2  # the name's "|" does not make a column
+    assert main([str(run)]) == 0
+    assert "5 line(s) not a verdict record" in capsys.readouterr().err

@@ -5,6 +5,7 @@ a send-back at level 0 parks the copy at level 3 (1 s in the compressed table), 
 topic, and a message whose reconsumeTimes reached the maximum goes to %DLQ%<group>.
 """
 
+import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -15,6 +16,7 @@ from conformance.codec.codes import ResponseCode as Rs
 from conformance.codec.headers import decode_json_body, encode_json_body, encode_send_header_v2
 from conformance.codec.message import decode_messages, encode_properties
 from conformance.runner.backends.remoting_client import RemotingClient
+from conformance.runner.server.listener import FRESH_LOW, get_ephemeral_low, listen
 from conformance.runner.server.runner import run_server
 from conformance.runner.settings import BrokerSettings
 
@@ -184,3 +186,18 @@ def test_the_broker_filters_a_pull_by_its_subscriptions_tag_hashes(runner):
     assert answer.code == Rs.SUCCESS
     assert [m.body for m in decode_messages(answer.body)] == [b"a1", b"a2"]
     assert answer.header("nextBeginOffset") == "3"
+
+
+def test_a_fresh_endpoint_port_is_below_the_ephemeral_range():
+    """A client reconnecting to a killed endpoint cannot take its port as a source port (a TCP self-connect) when
+    the port lies below the kernel's ephemeral range, so the endpoint can always listen there again."""
+    async def open_two():
+        servers = [await listen(lambda r, w: None, 0) for _ in range(2)]
+        ports = [s.sockets[0].getsockname()[1] for s in servers]
+        for server in servers:
+            server.close()
+            await server.wait_closed()
+        return ports
+
+    ports = asyncio.run(open_two())
+    assert len(set(ports)) == 2 and all(FRESH_LOW <= port < get_ephemeral_low() for port in ports), ports

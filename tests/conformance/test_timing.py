@@ -21,6 +21,7 @@ from conformance.history.timers import (
     ALI_ONS,
     CLIENTS,
     CPP,
+    GO,
     JAVA,
     SLACK_MS,
     ClientTimers,
@@ -39,7 +40,8 @@ JAVA_ID = {"name": JAVA.name, "version": JAVA.version}
 CPP_ID = {"name": CPP.name, "version": CPP.version}
 SETTINGS = RunSettings(retry_max_times=2)
 REPOSITORIES = {JAVA: r"apache/rocketmq/blob/rocketmq-all-4\.9\.8/client/",
-                CPP: r"apache/rocketmq-client-cpp/blob/1\.2\.3/", ALI_ONS: r"ali-sdk/ali-ons/blob/v3\.12\.0/"}
+                CPP: r"apache/rocketmq-client-cpp/blob/1\.2\.3/", ALI_ONS: r"ali-sdk/ali-ons/blob/v3\.12\.0/",
+                GO: r"apache/rocketmq-client-go/blob/v2\.1\.2/"}
 
 
 @pytest.mark.parametrize("timers", list(CLIENTS.values()), ids=lambda t: t.name)
@@ -182,3 +184,16 @@ def test_the_spec_states_every_timer_the_harness_applies_with_its_source():
     missing = [(timers.name, field.name) for timers in CLIENTS.values() for field in fields(ClientTimers)[2:]
                if f"]({getattr(timers, field.name).source})" not in chapter]
     assert missing == []
+
+
+def test_a_refused_route_of_the_subscribed_topic_holds_the_client_until_its_next_route_query_and_rebalance():
+    """An instance started while the broker was down gets TOPIC_NOT_EXIST for its topic and has no queue until its
+    next route query (30 s) and rebalance (20 s): the run waits that long (a CI rehearsal of conformance-java-faults
+    stopped the reference 17 s after the route came back and judged its unsent retry a swallow). A refused %RETRY%
+    or TBW102 route (normal before the first heartbeat) and an unanswered query are no such sign."""
+    route = [WireRequest(100.0, 105, {"topic": t}, 0, ResponseCode.TOPIC_NOT_EXIST) for t in ("TopicTest", "%RETRY%G")]
+    found = get_disturbances(JAVA_ID, (), route)
+    assert [(d.cause, d.end_ms) for d in found] == [("route_missing", 100.0 + 30_000 + 20_000 + 1000)]
+    assert get_disturbances(JAVA_ID, (), [evolve(route[0], response_code=None), route[1],
+                                          WireRequest(200.0, 105, {"topic": "TBW102"}, 0, 17)]) == []
+    assert get_quiet_end_ms(JAVA_ID, (), route) == 51_100.0 + SLACK_MS

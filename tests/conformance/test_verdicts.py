@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checker.causes import is_in_a_raising_batch
-from conformance.checker.checks import get_swallowed
+from conformance.checker.checks import get_batch_verdict, get_swallowed
+from conformance.checker.deviations import DECLARED
 from conformance.checker.differential import predict_run
 from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
 from conformance.checker.observe import check_invariants, get_replayed_originals
 from conformance.checker.predict import predict
-from conformance.checker.deviations import DECLARED
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import (
@@ -519,3 +519,14 @@ def test_a_failure_in_flight_at_a_stop_shown_again_after_it_is_not_read_as_succe
     shown = [delivery(1, 0.0, "m0", 100, 0, "NULL"), delivery(2, 3000.0, "m0", 100, 0, "CONSUME_SUCCESS", seen=1)]
     assert get_swallowed(run_of(workload, shown, [], [])) == []
     assert [d.number for d in get_swallowed(run_of(workload, shown[:1], [], []))] == [1]
+
+
+def test_a_send_back_of_a_delivery_recorded_a_little_later_is_of_that_delivery():
+    """[CC-02] The driver may record a delivery after the send-back it led to (its line read late, at load): with no
+    delivery of the copy before the send-back, the first within RECORD_LAG_MS is the one sent back; a copy first
+    delivered later than that was never delivered when it was sent back."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)),))
+    late = run_of(workload, [delivery(1, 125.0, "m0", 100, 0, "RECONSUME_LATER")], [send_back(100.0, 100)], [])
+    assert get_batch_verdict(late)[0] == "conforms"
+    later = run_of(workload, [delivery(1, 700.0, "m0", 100, 0, "RECONSUME_LATER")], [send_back(100.0, 100)], [])
+    assert get_batch_verdict(later)[:2] == ("deviates", "offset 100: never delivered")

@@ -82,7 +82,7 @@ class PopBackend(Protocol):
     def set_broker_config(self, **keys: object) -> None: ...
     def get_broker_config(self) -> dict[str, str]: ...
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
-             delay_level: int = 0) -> int: ...
+             delay_level: int = 0, message_group: str | None = None) -> int: ...
     def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int: ...
     def get_topic_config(self, topic: str) -> dict | None: ...
     def pop(self, group: str, topic: str, invisible_ms: int, queue_id: int = -1, max_nums: int = 32,
@@ -121,7 +121,7 @@ class WirePopBackend:
 
     def __init__(self, broker_addr: str, proxy_addr: str, timeout: float = 10.0) -> None:
         self.client = BrokerClient(broker_addr, timeout)
-        self.proxy_addr, self.timeout = proxy_addr, timeout
+        self.broker_addr, self.proxy_addr, self.timeout = broker_addr, proxy_addr, timeout
         self.consumers: dict[tuple[str, str, str], ProxyClient] = {}
         self.set_group(READER_GROUP)
 
@@ -129,6 +129,13 @@ class WirePopBackend:
         for consumer in self.consumers.values():
             consumer.close()
         self.client.close()
+
+    def reconnect(self) -> None:
+        """New connections after the broker restarted under them: the remoting one, and no gRPC consumer yet."""
+        with contextlib.suppress(OSError):
+            self.close()
+        self.consumers = {}
+        self.client = BrokerClient(self.broker_addr, self.timeout)
 
     def create_topic(self, topic: str, queues: int = 1, fifo: bool = False) -> None:
         fields = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues,
@@ -148,9 +155,12 @@ class WirePopBackend:
         return admin.get_broker_config(self.client)
 
     def send(self, topic: str, queue_id: int, body: bytes, key: str, tag: str | None = None,
-             delay_level: int = 0) -> int:
+             delay_level: int = 0, message_group: str | None = None) -> int:
+        """A producer's send over remoting; a FIFO message carries its message group as the sharding key
+        (`__SHARDINGKEY`), as the proxy stores a gRPC send's group."""
         properties = {"UNIQ_KEY": key, "WAIT": "true", **({"TAGS": tag} if tag else {}),
-                      **({"DELAY": str(delay_level)} if delay_level else {})}
+                      **({"DELAY": str(delay_level)} if delay_level else {}),
+                      **({"__SHARDINGKEY": message_group} if message_group else {})}
         return self.client.send(topic, queue_id, body, properties).code
 
     def send_back(self, group: str, message: StoredMessage, delay_level: int) -> int:
@@ -253,13 +263,17 @@ class ModelPopBackend(WirePopBackend):
     name = "model"
 
 
-def get_model_pop_settings() -> BrokerSettings:
-    """The model-backed 5.x server's settings: the real session's (rocketmq5.BROKER_CONF, PROXY_CONF) where the model
-    has the knob — a group exists only once created, the proxy's shortest receive invisible time and long polling —
-    and RocketMQ's own delay table, which the real 5.3.3 broker keeps."""
-    return BrokerSettings(message_delay_level=DEFAULT_DELAY_LEVEL, profile="5.3.3",
-                          proxy_min_invisible_ms=int(PROXY_CONF["minInvisibleTimeMillsForRecv"]),
-                          proxy_min_long_polling_ms=int(PROXY_CONF["grpcClientConsumerMinLongPollingTimeoutMillis"]))
+def get_model_pop_settings(proxy_conf: dict[str, str] | None = None) -> BrokerSettings:
+    """The model-backed 5.x server's settings: the real session's (rocketmq5.BROKER_CONF, PROXY_CONF and
+    `proxy_conf` over it) where the model has the knob — a group exists only once created, the proxy's shortest
+    receive invisible time, shortest and longest long polling — and RocketMQ's own delay table, which the real 5.3.3
+    broker keeps, and its defaultMessageRequestMode POP (the 5.3.3 build's broker.conf)."""
+    conf = {**PROXY_CONF, **(proxy_conf or {})}
+    return BrokerSettings(message_delay_level=DEFAULT_DELAY_LEVEL, profile="5.3.3", message_request_mode="POP",
+                          proxy_min_invisible_ms=int(conf["minInvisibleTimeMillsForRecv"]),
+                          proxy_min_long_polling_ms=int(conf["grpcClientConsumerMinLongPollingTimeoutMillis"]),
+                          proxy_max_long_polling_ms=int(conf.get("grpcClientConsumerMaxLongPollingTimeoutMillis",
+                                                                 20_000)))
 
 
 @contextlib.contextmanager

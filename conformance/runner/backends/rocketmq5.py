@@ -16,6 +16,7 @@ and only if something is missing names it and runs ``install-runtime`` (root, or
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -153,6 +154,8 @@ class RocketMQ5:
         process = self.process
         if process is None or process.poll() is not None:
             return
+        with contextlib.suppress(ProcessLookupError):
+            self.pause_namesrv(False)  # a paused name server would hold SIGTERM until STOP_TIMEOUT
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(process.pid, sig)
@@ -179,6 +182,36 @@ class RocketMQ5:
         same data folder and ports (a schedule's broker/proxy restart)."""
         self.stop()
         return self.start()
+
+    def kill(self) -> None:
+        """`kill -9` of the proxy's JVM: the broker inside it persists nothing (PO-10's crash); `run` then stops its
+        name server and exits. `start()` brings both back on the same data folder and ports (the store recovers)."""
+        pid = self.ports.get("proxy_pid")
+        if pid and self.is_running():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(STOP_TIMEOUT)
+        self.stop()
+
+    def crash(self) -> RocketMQ5:
+        """A crash and a start on the same store (a schedule's proxy_kill)."""
+        self.kill()
+        return self.start()
+
+    def pause_namesrv(self, paused: bool = True) -> None:
+        """Fault: the name server stops answering (SIGSTOP: its connections stay open and every request times out),
+        or answers again (SIGCONT). Not a kill: `run` stops the broker as soon as its name server's process ends."""
+        pid = self.ports.get("namesrv_pid")
+        if pid:
+            os.kill(pid, signal.SIGSTOP if paused else signal.SIGCONT)
+
+    def get_persist_times(self) -> dict[str, float]:
+        """When the broker last persisted its consumer offsets and its FIFO order info (the files' modification
+        times, wall clock seconds; 0 when not yet written): PO-10's persists, every 5 s and every 10 s."""
+        config = self.data_dir / "store" / "config"
+        return {name: (config / f"{name}.json").stat().st_mtime if (config / f"{name}.json").exists() else 0.0
+                for name in ("consumerOffset", "consumerOrderInfo")}
 
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None

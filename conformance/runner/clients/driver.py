@@ -102,6 +102,8 @@ class AdapterConsumer:
 
     client_name = "adapter"
     ready_timeout_s = 20.0
+    # True: an adapter that ends before the harness asked it to stop (its client died under it) is an error.
+    reports_early_exit = False
 
     def __init__(self, request: StartRequest, script: OutcomeScript, clock: Callable[[], float] = time.monotonic,
                  log_dir: str | None = None):
@@ -127,6 +129,8 @@ class AdapterConsumer:
         self.process: subprocess.Popen | None = None
         # Set once the harness killed the adapter (kill): what its pipes do after that is no error of the client.
         self.dead = False
+        # When start() began (the driver's clock, s): the run waits for the client's first rebalance from here.
+        self.started_s: float | None = None
 
     def __enter__(self) -> AdapterConsumer:
         self.start()
@@ -157,6 +161,7 @@ class AdapterConsumer:
             return stderr.read()[-STDERR_TAIL:].decode("utf-8", "replace")
 
     def start(self) -> None:
+        self.started_s = self.clock()
         stderr = self.open_stderr()
         try:
             self.process = subprocess.Popen(self.get_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -221,9 +226,15 @@ class AdapterConsumer:
                 if not self.client:
                     self.ready.set()  # an error instead of `ready` fails the start at once
             elif kind in ("stopped", "eof"):
+                if kind == "eof" and self.reports_early_exit and not self.dead and not self.is_stop_sent():
+                    self.errors.append(f"the {self.client_name} adapter exited before it was stopped; stderr tail: "
+                                       f"{self.get_stderr_tail()}")
                 self.stopped.set()
                 self.ready.set()  # an adapter that ends before `ready` fails the start at once
                 return
+
+    def is_stop_sent(self) -> bool:
+        return any(direction == "to-adapter" and line.get("type") == "stop" for direction, line in self.transcript)
 
     def answer(self, line: dict) -> None:
         """Answer delivery K with the first failing status of its messages' scripts (else the first's)."""

@@ -33,6 +33,8 @@ async def update_and_create_topic(server, request: RemotingCommand) -> RemotingC
         return make_response(request, Rs.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system reserved words.")
     server.adapter.create_topic(topic, int(request.header("readQueueNums", "16")),
                                 int(request.header("writeQueueNums", "16")), int(request.header("perm", "6")))
+    if server.pop is not None:  # the topic's message type, which a gRPC route names (attributes "+message.type=FIFO")
+        server.pop.set_topic_fifo(topic, "message.type=FIFO" in request.header("attributes", ""))
     return make_response(request, Rs.SUCCESS)
 
 

@@ -75,6 +75,7 @@ class Server:
     pop: PopAdapter | None = None
     proxy_addr: str = ""
     _grpc: object = None
+    _grpc_service: object = None  # the module grpc_service.py, imported by a 5.x server's start
     _arrivals: dict = attrs.field(factory=dict)
 
     def __attrs_post_init__(self):
@@ -93,18 +94,17 @@ class Server:
             if endpoint == "broker":
                 self.adapter.store_host = ("127.0.0.1", port)
         if self.pop is not None:
-            from conformance.runner.server.grpc_service import start_grpc  # grpcio: only a 5.x server needs it
+            from conformance.runner.server import grpc_service  # grpcio: only a 5.x server needs it
 
-            self._grpc, port = await start_grpc(self)
+            self._grpc_service = grpc_service
+            self._grpc, port = await grpc_service.start_grpc(self)
             self.proxy_addr = f"127.0.0.1:{port}"
         self._spawn(self._run_timer())
         return self
 
     async def stop(self) -> None:
         if self._grpc is not None:
-            from conformance.runner.server.grpc_service import stop_grpc
-
-            await stop_grpc(self._grpc)
+            await self._grpc_service.stop_grpc(self._grpc)
             self._grpc = None
         for endpoint in ("namesrv", "broker"):
             await self.close_endpoint(endpoint)
@@ -146,6 +146,17 @@ class Server:
         """The earliest time the delay timer or (5.x) the revive service has something to do."""
         dues = [self.adapter.next_timer_due(), self.pop.next_due() if self.pop is not None else None]
         return min((due for due in dues if due is not None), default=None)
+
+    def send(self, topic: str, queue_id: int, body: bytes, properties: dict[str, str]) -> tuple[int, object]:
+        """A message stored as a send of the proxy's (gRPC SendMessage) stores it: (the broker's code, what it
+        stored or None); a held pop or receive of the topic wakes."""
+        now = self.advance()
+        code, _remark, stored, _rules = self.adapter.send(topic, queue_id, body, properties, 0,
+                                                          self.adapter.epoch_ms + now, (None, None), now)
+        if stored is not None:
+            self.notify_store_changed()
+            self.notify_arrival(topic)
+        return code, stored
 
     def arrival_waiter(self, topic: str) -> asyncio.Future:
         """A future set when a message next arrives in `topic` (what a held POP or receive waits on)."""
@@ -294,6 +305,19 @@ class Server:
         from its flushed offsets)."""
         self.adapter.restart(self.now())
         await self.open_endpoint("broker")
+        self.notify_store_changed()
+
+    async def restart_proxy(self) -> None:
+        """Fault (5.x): the broker and its local-mode proxy stopped (SIGTERM: a graceful stop) and started again on
+        their ports: every connection and gRPC stream drops, the POP state as a graceful restart leaves it and the
+        proxy without any client's settings (PopAdapter.restart); the name server stays up."""
+        self.advance()
+        await self.close_endpoint("broker")
+        await self._grpc_service.stop_grpc(self._grpc)
+        self.pop.restart()
+        self.consumers.clear()
+        await self.open_endpoint("broker")
+        self._grpc, _port = await self._grpc_service.start_grpc(self, int(self.proxy_addr.rsplit(":", 1)[1]))
         self.notify_store_changed()
 
     async def stop_namesrv(self) -> None:

@@ -17,10 +17,11 @@ from conformance.codec.message import StoredMessage
 from conformance.runner.server.broker_adapter import BrokerAdapter, get_subscribed_tags
 from conformance.runner.settings import BrokerSettings
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
+from model.broker.pop.assignment import compute_assignment
 from model.broker.pop.config import PopConfig
 from model.broker.pop.handle import Handle
 from model.broker.pop.pop import PROPERTY_POP_CK, PopRequest, on_pop
-from model.broker.pop.restart import on_persist
+from model.broker.pop.restart import on_broker_restart, on_persist
 from model.broker.pop.retry_policy import (
     CustomizedRetryPolicy,
     ExponentialRetryPolicy,
@@ -30,6 +31,16 @@ from model.broker.pop.retry_policy import (
 from model.broker.pop.revive import get_next_revive_time, on_revive
 from model.broker.pop.state import PopBroker, PopGroupConfig, PopState
 from model.broker.send_back import RANDOM_BOUND
+from model.proxy.clients import (
+    ClientSettings,
+    ProxyClients,
+    compute_heartbeat_code,
+    compute_receive_code,
+    compute_send_queue,
+    on_client_settings,
+    on_client_termination,
+    on_proxy_restart,
+)
 from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
 from model.proxy.dlq import on_forward_to_dlq, process_follow_up
 from model.proxy.receive import ReceiveRequest, on_receive
@@ -82,6 +93,9 @@ class PopAdapter:
     pop_config: PopConfig = attrs.field(factory=PopConfig)
     proxy: ProxyConfig = attrs.field(factory=ProxyConfig)
     flush_at: int = 0
+    clients: ProxyClients = attrs.field(factory=ProxyClients)
+    fifo_topics: frozenset = frozenset()
+    sends: int = 0  # gRPC sends so far (their round robin)
 
     @property
     def epoch_ms(self) -> int:
@@ -153,7 +167,7 @@ class PopAdapter:
                          for m, h in zip(answer.messages, answer.handles, strict=True))
         header = {"popTime": now + self.epoch_ms, "invisibleTime": request.invisible_time, "restNum": 0,
                   "reviveQid": answer.handles[0].revive_queue_id if answer.handles else 0,
-                  **get_offset_infos(answer.handles, answer.order_counts, request.order)}
+                  **get_offset_infos(answer.handles, answer.order_counts, answer.offset_counts, request.order)}
         return PopResult(answer.code, messages, header)
 
     def ack(self, group: str, topic: str, queue_id: int, offset: int, handle: str, now: int) -> str:
@@ -164,12 +178,15 @@ class PopAdapter:
 
     def change(self, group: str, topic: str, queue_id: int, offset: int, handle: str, invisible_time: int,
                now: int) -> tuple[str, dict]:
-        """(code, the response header: popTime, invisibleTime, reviveQid where the broker sets them)."""
+        """(code, the response header: popTime, invisibleTime, reviveQid — 0 each, the Java fields' default, where
+        the broker sets none: FF-04's orderly change below the committed offset)."""
         request = ChangeRequest(group, topic, queue_id, offset, self.to_model_handle(handle), invisible_time)
         state, answer = on_change_invisible_time(self.state(), request, now)
         self.keep(state)
-        if answer.pop_time is None:
+        if answer.code != "SUCCESS":
             return answer.code, {}
+        if answer.pop_time is None:
+            return answer.code, {"popTime": 0, "invisibleTime": 0, "reviveQid": 0}
         return answer.code, {"popTime": answer.pop_time + self.epoch_ms, "invisibleTime": answer.invisible_time,
                              "reviveQid": answer.revive_queue_id}
 
@@ -192,11 +209,48 @@ class PopAdapter:
     def get_settings(self, group: str) -> ConsumerSettings:
         return compute_consumer_settings(self.state(), group)
 
+    def set_topic_fifo(self, topic: str, fifo: bool) -> None:
+        self.fifo_topics = self.fifo_topics | {topic} if fifo else self.fifo_topics - {topic}
+
+    def on_settings(self, client_id: str, client_type: str, group: str | None) -> ConsumerSettings | None:
+        """A client's settings from its telemetry stream: kept; the group's settings for a consumer, else None."""
+        self.clients = on_client_settings(self.clients, client_id, ClientSettings(client_type, group))
+        return None if group is None else self.get_settings(group)
+
+    def heartbeat(self, client_id: str) -> str:
+        return compute_heartbeat_code(self.clients, client_id)
+
+    def terminate(self, client_id: str) -> str:
+        self.clients, code = on_client_termination(self.clients, client_id)
+        return code
+
+    def get_send_queue(self, topic: str, message_group: str | None) -> int:
+        config = self.brokers.broker.topics.get(topic)
+        self.sends += 1
+        return compute_send_queue(message_group, config.write_queue_nums if config else 1, self.sends - 1)
+
+    def assign(self, topic: str, queue_count: int | None, client_ids: tuple[str, ...], client_id: str,
+               strategy: str) -> tuple[str, tuple[int, ...] | None]:
+        """QUERY_ASSIGNMENT: (the mode's name, the queue ids assigned, None where the broker has none)."""
+        answer = compute_assignment(topic, queue_count, client_ids, client_id, strategy, self.pop_config)
+        return answer.mode.value, answer.queue_ids
+
+    def restart(self) -> None:
+        """The broker and its local proxy stopped gracefully and started again: the broker persists first
+        (PO-10), the proxy forgets every client's settings (RP-03)."""
+        self.keep(on_broker_restart(self.state(), graceful=True))
+        self.clients = on_proxy_restart(self.clients)
+
     def receive(self, group: str, topic: str, batch: int, invisible_time: int, exp: str, attempt_id: str | None,
-                now: int) -> tuple[Received, bool]:
+                now: int, client_id: str | None = None, auto_renew: bool = False) -> tuple[Received, bool]:
         """(the answer, whether the broker's pop found anything: a receive whose messages the filter all took is
-        answered at once, without long polling). The filter's acks and forwards are sent right after."""
-        request = ReceiveRequest(group, topic, batch, invisible_time, get_subscribed_tags(exp), attempt_id)
+        answered at once, without long polling). The filter's acks and forwards are sent right after. A receive
+        of a `client_id` whose settings the proxy lacks fails first (None: a caller that names no client)."""
+        refused = None if client_id is None else compute_receive_code(self.clients, client_id)
+        if refused is not None:
+            return Received(refused), True
+        request = ReceiveRequest(group, topic, batch, invisible_time, get_subscribed_tags(exp), attempt_id,
+                                 auto_renew)
         state, answer = on_receive(self.state(), request, now, self.draw(), self.proxy)
         pending = list(answer.follow_ups)
         while pending:
@@ -231,18 +285,17 @@ class PopAdapter:
         return answer.result.code.name
 
 
-def get_offset_infos(handles: tuple, order_counts: tuple, order: bool) -> dict[str, str]:
+def get_offset_infos(handles: tuple, order_counts: tuple, offset_counts: tuple, order: bool) -> dict[str, str]:
     """startOffsetInfo, msgOffsetInfo and (orderly) orderCountInfo: ``mark queueId value`` entries joined by ``;``
-    (ExtraInfoUtil.build*Info), one per queue popped, in the order the pop read them."""
+    (ExtraInfoUtil.build*Info), one per queue popped, in the order the pop read them; orderCountInfo has an entry
+    per count the order info holds (`offset_counts`, FF-06: not only of offsets popped) and one per queue."""
     starts: dict[tuple[str, int], int] = {}
     offsets: dict[tuple[str, int], list[int]] = {}
-    counts: list[str] = []
-    for handle, (offset_count, _queue_count) in zip(handles, order_counts, strict=True):
+    counts = [f"{mark} qo{queue_id}%{offset} {count}" for mark, queue_id, offset, count in offset_counts]
+    for handle in handles:
         key = (handle.retry_flag, handle.queue_id)
         starts.setdefault(key, handle.start_offset)
         offsets.setdefault(key, []).append(handle.offset)
-        if offset_count > 0:
-            counts.append(f"{handle.retry_flag} qo{handle.queue_id}%{handle.offset} {offset_count}")
     queue_counts = {(h.retry_flag, h.queue_id): c for h, (_o, c) in zip(handles, order_counts, strict=True)}
     infos = {"startOffsetInfo": ";".join(f"{m} {q} {s}" for (m, q), s in starts.items()),
              "msgOffsetInfo": ";".join(f"{m} {q} {','.join(map(str, o))}" for (m, q), o in offsets.items())}
@@ -258,6 +311,7 @@ def create_pop_adapter(brokers: BrokerAdapter, settings: BrokerSettings) -> PopA
     if not brokers.config.profile.server_side_retry:
         return None
     proxy = ProxyConfig(min_invisible_time_mills_for_recv=settings.proxy_min_invisible_ms)
-    return PopAdapter(brokers, PopState(groups=immutables.Map()), PopConfig(settings.broker_name), proxy)
+    config = PopConfig(settings.broker_name, default_message_request_mode=settings.message_request_mode)
+    return PopAdapter(brokers, PopState(groups=immutables.Map()), config, proxy)
 
 

@@ -1,4 +1,5 @@
-"""The 5.x broker requests of the model-backed server: POP_MESSAGE, ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME,
+"""The 5.x broker requests of the model-backed server: POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME and
+QUERY_ASSIGNMENT (a client with client rebalance off, as RocketMQ 5.3.3's remoting POP consumer),
 answered only by a server whose profile has server-side retry (``server.pop``, pop_adapter.py); a 4.x server answers
 them REQUEST_CODE_NOT_SUPPORTED, as for any code it lacks.
 
@@ -10,8 +11,10 @@ on).
 
 from __future__ import annotations
 
+from conformance.codec import pop
 from conformance.codec.codes import RequestCode as Rq
 from conformance.codec.codes import ResponseCode as Rs
+from conformance.codec.headers import decode_json_body, encode_json_body
 from conformance.codec.message import encode_messages
 from conformance.codec.remoting import RemotingCommand, make_response
 
@@ -65,5 +68,14 @@ async def change_invisible_time(server, request: RemotingCommand) -> RemotingCom
     return make_response(request, get_code(code), None, {k: str(v) for k, v in header.items()})
 
 
+async def query_assignment(server, request: RemotingCommand) -> RemotingCommand:
+    topic, group, client_id, strategy = pop.decode_assignment_request(decode_json_body(request.body))
+    config = server.adapter.broker.topics.get(topic)
+    mode, queue_ids = server.pop.assign(topic, config.read_queue_nums if config is not None else None,
+                                        tuple(server.consumers.get(group, {})), client_id, strategy)
+    body = pop.encode_assignment_body(topic, server.settings.broker_name, mode, queue_ids)
+    return make_response(request, Rs.SUCCESS, None, None, encode_json_body(body))
+
+
 POP_HANDLERS = {Rq.POP_MESSAGE: pop_message, Rq.ACK_MESSAGE: ack_message,
-                Rq.CHANGE_MESSAGE_INVISIBLETIME: change_invisible_time}
+                Rq.CHANGE_MESSAGE_INVISIBLETIME: change_invisible_time, Rq.QUERY_ASSIGNMENT: query_assignment}

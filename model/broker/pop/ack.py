@@ -5,37 +5,18 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attrs import frozen
-
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import ACK_TIME_INTERVAL, COLLISION_WINDOW, REVIVE_MARGIN
 from model.broker.pop.fifo import commit_and_next, set_next_visible_time
-from model.broker.pop.handle import Handle
-from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
-
-
-@frozen
-class AckRequest:
-    """AckMessageRequestHeader: the group, the topic the message is stored in (a retry topic for a retry copy),
-    its queue and queue offset, and the handle (extraInfo)."""
-
-    group: str
-    topic: str
-    queue_id: int
-    offset: int
-    handle: Handle
-
-
-@frozen
-class ChangeRequest:
-    """ChangeInvisibleTimeRequestHeader: what an ack names, and the new invisible time."""
-
-    group: str
-    topic: str
-    queue_id: int
-    offset: int
-    handle: Handle
-    invisible_time: int
+from model.broker.pop.state import (
+    Checkpoint,
+    PopBroker,
+    drop_checkpoint,
+    put_checkpoint,
+    set_broker,
+    set_pop,
+)
+from model.values.pop_wire import AckRequest, ChangeRequest, Handle
 
 
 class AckAnswer(NamedTuple):
@@ -111,8 +92,7 @@ def process_ack_checkpoint(state: PopBroker, topic: str, group: str, queue_id: i
     pending = state.pop.checkpoints.get(key)
     acked = mark_acked(pending, offset, handle)
     if acked is not None and acked != pending:
-        checkpoints = state.pop.checkpoints.delete(key) if acked.is_done else state.pop.checkpoints.set(key, acked)
-        return set_pop(state, checkpoints=checkpoints), True
+        return (drop_checkpoint(state, key) if acked.is_done else put_checkpoint(state, key, acked)), True
     late = mark_acked(state.pop.revived.get(key), offset, handle)
     if late is not None:
         return set_pop(state, revived=state.pop.revived.set(key, late)), False
@@ -163,9 +143,9 @@ def process_change_checkpoint(state: PopBroker, request: ChangeRequest, ck: Chec
     existing = state.pop.checkpoints.get(ck.key)
     delta = None if existing is None else ck.revive_time - existing.revive_time
     if delta is None or 0 <= delta <= COLLISION_WINDOW:  # new, or the later-due one that replaces the other
-        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+        state = put_checkpoint(state, ck.key, ck)
     elif abs(delta) > COLLISION_WINDOW:  # revived in another scan than the existing one
-        state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key + (ck.revive_time,), ck))
+        state = put_checkpoint(state, ck.key + (ck.revive_time,), ck)
     state, was_pending = process_ack_checkpoint(state, request.topic, request.group, request.queue_id,
                                                 request.offset, request.handle)
     return state, was_pending, delta is not None and abs(delta) <= COLLISION_WINDOW

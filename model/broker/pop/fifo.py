@@ -35,6 +35,14 @@ def compute_consumed_counts(previous: OrderInfo | None, attempt_id: str | None, 
     return immutables.Map({offset: previous.consumed.get(offset, 0) + 1 for offset in offsets if offset in again})
 
 
+def is_count_carried(previous: OrderInfo | None, attempt_id: str | None, offsets: tuple[int, ...]) -> bool:
+    """[FF-06] Whether a pop keeps counts that belong to other offsets: it repeats the last pop's attempt id and
+    holds an offset that pop did not (what the proxy then reads as that offset's attempts)."""
+    if previous is None or previous.attempt_id is None or previous.attempt_id != attempt_id:
+        return False
+    return not set(offsets) <= set(previous.offsets)
+
+
 def compute_pop_order_info(previous: OrderInfo | None, attempt_id: str | None, pop_time: int, invisible_time: int,
                            offsets: tuple[int, ...]) -> OrderInfo:
     """[FF-02] ConsumerOrderInfoManager.update: a new order info for this pop (nothing acked, no next visible
@@ -50,7 +58,8 @@ def compute_order_count(info: OrderInfo, offset: int) -> int:
 
 def compute_queue_order_count(info: OrderInfo) -> int:
     """[FF-03] The queue's count in orderCountInfo: the least count of the pop, 0 if an offset has none (what the
-    local-mode proxy sets as reconsumeTimes when > 0)."""
+    local-mode proxy sets as reconsumeTimes when > 0). Only the number of counts is compared with the number of
+    offsets, not which: counts kept by a repeated attempt id count for the offsets popped now (FF-06)."""
     if len(info.consumed) != len(info.offsets):
         return 0
     return min(info.consumed.values(), default=0)

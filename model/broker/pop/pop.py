@@ -5,45 +5,33 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attrs import frozen
-
 from model.broker.consumer_offsets import commit_offset, query_offset
-from model.broker.pop.config import MAX_POP_MSG_NUMS, POP_ORDER_REVIVE_QUEUE
+from model.broker.pop.config import MAX_POP_MSG_NUMS
 from model.broker.pop.fifo import (
     compute_order_count,
     compute_pop_order_info,
     compute_queue_order_count,
+    is_count_carried,
     is_order_blocked,
 )
-from model.broker.pop.handle import Handle
-from model.broker.pop.names import get_pop_retry_topic, get_retry_flag
-from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, set_broker, set_pop
+from model.broker.pop.state import Checkpoint, PopBroker, get_pop_group, put_checkpoint, set_broker, set_pop
 from model.broker.pull_handler import get_broker_pull
 from model.broker.state import is_readable
 from model.values.message import MessageQueue, java_string_hash
+from model.values.pop_names import get_pop_retry_topic, get_retry_flag
+from model.values.pop_wire import POP_ORDER_REVIVE_QUEUE, Handle, PopRequest
 from model.values.records import evolve
 
 PROPERTY_POP_CK = "POP_CK"
 
 
-@frozen
-class PopRequest:
-    """PopMessageRequestHeader. `queue_id` -1 reads every queue of the topic; `tags` None subscribes "*"."""
-
-    group: str
-    topic: str
-    queue_id: int = -1
-    max_msg_nums: int = 32
-    invisible_time: int = 60_000
-    order: bool = False
-    attempt_id: str | None = None
-    tags: frozenset | None = None
-
 
 class PopAnswer(NamedTuple):
     """The response: its code, the messages (each under its original topic, with POP_CK), their handles and their
-    orderCountInfo (per message: the offset's attempt count and the queue's, FF-03; zeros for a pop that is not
-    orderly) in the same order, the messages the tag filter passed over (PO-05) and the rules the pop took."""
+    attempt counts (per message: the offset's and the queue's, FF-03; zeros for a pop that is not orderly) in the
+    same order, the messages the tag filter passed over (PO-05), the rules the pop took, and the per-offset entries
+    of orderCountInfo as the broker writes them: (retry flag, queue id, offset, count) for each count the queue's
+    order info holds — of offsets the pop did not return when it repeated the attempt id (FF-06)."""
 
     code: str
     messages: tuple = ()
@@ -51,6 +39,7 @@ class PopAnswer(NamedTuple):
     order_counts: tuple = ()
     skipped: tuple = ()
     rules: tuple[str, ...] = ()
+    offset_counts: tuple = ()
 
 
 def get_pop_refusal(state: PopBroker, request: PopRequest) -> str | None:
@@ -161,7 +150,7 @@ def record_checkpoint(state: PopBroker, request: PopRequest, queue: MessageQueue
     revive_queue_id = state.pop.ck_number % state.pop_config.revive_queue_num
     ck = Checkpoint(queue.topic, request.group, queue.queue_id, offset, now, request.invisible_time,
                     tuple(m.queue_offset for m in found), revive_queue_id)
-    state = set_pop(state, checkpoints=state.pop.checkpoints.set(ck.key, ck))
+    state = put_checkpoint(state, ck.key, ck)
     state = set_broker(state, commit_offset(state.broker, request.group, *queue, next_offset))
     handles = tuple(Handle(offset, now, request.invisible_time, revive_queue_id, get_retry_flag(queue.topic),
                            state.pop_config.broker_name, queue.queue_id, m.queue_offset, m.commit_log_offset)
@@ -173,19 +162,21 @@ def record_order_pop(state: PopBroker, request: PopRequest, queue: MessageQueue,
                      now: int, answer: PopAnswer, skipped: tuple) -> tuple[PopBroker, PopAnswer]:
     """[FF-02] An orderly pop writes no checkpoint: it records the order info and commits the offset it started
     from, so nothing behind the popped messages is read until they are acked; the answer carries each offset's
-    attempt count (FF-03)."""
+    attempt count (FF-03), counts of other offsets when it repeated the attempt id (FF-06)."""
     key = (queue.topic, request.group, queue.queue_id)
-    offsets = tuple(m.queue_offset for m in found)
-    info = compute_pop_order_info(state.pop.order_infos.get(key), request.attempt_id, now, request.invisible_time,
-                                  offsets)
+    offsets, previous = tuple(m.queue_offset for m in found), state.pop.order_infos.get(key)
+    info = compute_pop_order_info(previous, request.attempt_id, now, request.invisible_time, offsets)
+    carried = ("FF-06",) if is_count_carried(previous, request.attempt_id, offsets) else ()
     state = set_pop(state, order_infos=state.pop.order_infos.set(key, info))
     state = set_broker(state, commit_offset(state.broker, request.group, *queue, offset))
     counts = tuple((compute_order_count(info, m.queue_offset), compute_queue_order_count(info)) for m in found)
     handles = tuple(Handle(offset, now, request.invisible_time, POP_ORDER_REVIVE_QUEUE, get_retry_flag(queue.topic),
                            state.pop_config.broker_name, queue.queue_id, m.queue_offset, m.commit_log_offset)
                     for m in found)
-    answer = add_popped(answer, request, found, handles, skipped, ("FF-02", "FF-03", "PO-06"))
-    return state, answer._replace(order_counts=answer.order_counts[:-len(counts)] + counts)
+    answer = add_popped(answer, request, found, handles, skipped, ("FF-02", "FF-03", "PO-06") + carried)
+    entries = tuple((get_retry_flag(queue.topic), queue.queue_id, o, c) for o, c in sorted(info.consumed.items()))
+    return state, answer._replace(order_counts=answer.order_counts[:-len(counts)] + counts,
+                                  offset_counts=answer.offset_counts + entries)
 
 
 def add_popped(answer: PopAnswer, request: PopRequest, found: list, handles: tuple, skipped: tuple,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import immutables
 
-from model.broker.pop.state import PopBroker, set_broker, set_pop
+from model.broker.pop.state import PopBroker, put_checkpoint, set_broker, set_pop
 from model.values.records import evolve
 
 
@@ -25,7 +25,8 @@ def on_broker_restart(state: PopBroker, *, graceful: bool) -> PopBroker:
     if graceful:
         state = on_persist(state)
     broker = evolve(state.broker, consumer_offsets=state.pop.persisted_offsets)
-    pending = state.pop.checkpoints.update({key: ck for key, ck in state.pop.revived.items() if not ck.is_done})
-    state = set_pop(state, checkpoints=pending, revived=immutables.Map(),
-                    order_infos=state.pop.persisted_order_infos)
+    for key, ck in state.pop.revived.items():
+        if not ck.is_done:
+            state = put_checkpoint(state, key, ck)
+    state = set_pop(state, revived=immutables.Map(), order_infos=state.pop.persisted_order_infos)
     return set_broker(state, broker)

@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import POP_RETRY_QUEUE_NUMS, REVIVE_MARGIN
-from model.broker.pop.names import get_pop_retry_topic
-from model.broker.pop.state import Checkpoint, PopBroker, set_broker, set_pop
+from model.broker.pop.state import Checkpoint, PopBroker, drop_checkpoint, get_first_due, set_broker, set_pop
 from model.broker.state import PERM_READ, PERM_WRITE, get_or_create_topic
 from model.broker.store import put_message
 from model.values.message import Message, is_retry_topic
+from model.values.pop_names import get_pop_retry_topic
 from model.values.records import evolve
 
 PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
@@ -80,27 +80,30 @@ def process_revive_checkpoint(state: PopBroker, ck: Checkpoint, now: int) -> tup
     return state, tuple(stored)
 
 
-def on_revive(state: PopBroker, now: int) -> tuple[PopBroker, ReviveAnswer]:
+def on_revive(state: PopBroker, now: int, limit: int | None = None) -> tuple[PopBroker, ReviveAnswer]:
     """[IV-01] One run of the revive service at `now`: every checkpoint due (IV-01), in revive-time order, is
     revived (IV-02) and kept aside until the next persist (PO-10); one whose group no longer exists is dropped.
-    The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows."""
-    due = sorted(((slot, ck) for slot, ck in state.pop.checkpoints.items() if is_revive_due(ck, now)),
-                 key=lambda entry: (entry[1].revive_time, entry[0]))
-    stored, dropped = [], []
-    for slot, ck in due:
-        state = set_pop(state, checkpoints=state.pop.checkpoints.delete(slot),
-                        revived=state.pop.revived.set(slot, ck))
+    The broker never dead-letters here (IV-08): a copy's reconsumeTimes only grows. With a `limit`, the run
+    revives at most that many (the earliest due) and leaves the rest to the next run."""
+    stored, dropped, revived = [], [], 0
+    while revived != limit and (first := get_first_due(state.pop)) is not None:  # in revive-time order
+        slot = first[1]
+        ck = state.pop.checkpoints[slot]
+        if not is_revive_due(ck, now):
+            break
+        revived += 1
+        state = set_pop(drop_checkpoint(state, slot), revived=state.pop.revived.set(slot, ck))
         if ck.group not in state.broker.groups:
             dropped.append(ck)
             continue
         state, copies = process_revive_checkpoint(state, ck, now)
         stored.extend(copies)
-    rules = ("IV-01", "IV-02", "IV-03", "IV-05", "IV-07", "IV-08") if due else ()
+    rules = ("IV-01", "IV-02", "IV-03", "IV-05", "IV-07", "IV-08") if revived else ()
     return state, ReviveAnswer(tuple(stored), tuple(dropped), rules)
 
 
 def get_next_revive_time(state: PopBroker) -> int | None:
     """The first time a pending checkpoint becomes due (None without one): when a driver's next revive run finds
     something."""
-    times = [ck.revive_time + REVIVE_MARGIN + 1 for ck in state.pop.checkpoints.values()]
-    return min(times, default=None)
+    first = get_first_due(state.pop)
+    return None if first is None else first[0] + REVIVE_MARGIN + 1

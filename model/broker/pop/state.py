@@ -14,6 +14,7 @@ from model.broker.state import Broker, create_broker
 from model.values.config import Config
 from model.values.errors import ConfigError
 from model.values.records import bounded_repr, evolve, record
+from model.values.timer_heap import heap_peek, heap_pop, heap_push
 
 
 class Checkpoint(NamedTuple):
@@ -74,10 +75,16 @@ class PopGroupConfig:
 class PopState:
     """Checkpoints stored and not yet revived (by key), those revived since the last persist (a crash revives
     them again, PO-10), the FIFO order info by (topic, group, queue id), and the last persisted consumer offsets
-    and order info. Every map holds only what is in flight or unpersisted: its size does not grow with history."""
+    and order info. Every map holds only what is in flight or unpersisted: its size does not grow with history.
+
+    `due` is a heap (model/values/timer_heap.py) of (revive time, key): the order the revive service takes the
+    checkpoints (IV-01). `put_checkpoint` pushes a checkpoint's entry; an entry whose checkpoint is gone or has
+    another revive time since is stale, and is popped once it reaches the top (so the top is always pending): the
+    heap holds at most the entries of the last invisible time's checkpoints."""
 
     __repr__ = bounded_repr
     checkpoints: immutables.Map = field(factory=immutables.Map)
+    due: tuple | None = None
     revived: immutables.Map = field(factory=immutables.Map)
     order_infos: immutables.Map = field(factory=immutables.Map)
     groups: immutables.Map = field(factory=immutables.Map)
@@ -118,3 +125,40 @@ def set_broker(state: PopBroker, broker: Broker) -> PopBroker:
 
 def set_pop(state: PopBroker, **changes) -> PopBroker:
     return evolve(state, pop=evolve(state.pop, **changes))
+
+
+def put_checkpoint(state: PopBroker, slot: tuple, ck: Checkpoint) -> PopBroker:
+    """The pending checkpoint at `slot` becomes `ck`, in the revive order at its revive time."""
+    pop = state.pop
+    old = pop.checkpoints.get(slot)
+    checkpoints = pop.checkpoints.set(slot, ck)
+    if old is not None and old.revive_time == ck.revive_time:  # an ack marked: the same place in the order
+        return set_pop(state, checkpoints=checkpoints)
+    due = heap_push(pop.due, (ck.revive_time, slot), None)
+    return set_pop(state, checkpoints=checkpoints, due=pop_stale(due, checkpoints))
+
+
+def drop_checkpoint(state: PopBroker, slot: tuple) -> PopBroker:
+    """The checkpoint at `slot` is no longer pending (done, or revived)."""
+    pop = state.pop
+    if slot not in pop.checkpoints:
+        return state
+    checkpoints = pop.checkpoints.delete(slot)
+    return set_pop(state, checkpoints=checkpoints, due=pop_stale(pop.due, checkpoints))
+
+
+def pop_stale(due: tuple | None, checkpoints: immutables.Map) -> tuple | None:
+    """The revive order without the stale entries on its top: the first entry left names a pending checkpoint at
+    its revive time."""
+    while due is not None:
+        (revive_time, slot), _item = heap_peek(due)
+        ck = checkpoints.get(slot)
+        if ck is not None and ck.revive_time == revive_time:
+            break
+        due = heap_pop(due)[2]
+    return due
+
+
+def get_first_due(pop: PopState) -> tuple[int, tuple] | None:
+    """(revive time, key) of the pending checkpoint the revive service takes first, None without one."""
+    return None if pop.due is None else heap_peek(pop.due)[0]

@@ -1,15 +1,12 @@
 """The 5.3.3 Java remoting push consumer in POP mode (client rebalance off; ConsumeMessagePopConcurrentlyService,
-spec/18-pop-consumer.md): what it sends the broker after its listener returns.
-
-It is a client of the broker like the proxy, not part of it; it sits here, beside the proxy, until the client half
-of the model speaks to the broker through requests and answers.
-"""
+spec/18-pop-consumer.md): what it sends the broker after its listener returns. model/client/pop_consumer.py turns
+these actions into the wire's requests (model/values/pop_wire.py)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.broker.pop.handle import Handle
+from model.values.pop_wire import Handle
 
 # DefaultMQPushConsumerImpl.popDelayLevel, in seconds: the POP consumer's own delay table.
 POP_DELAY_LEVEL = (10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)

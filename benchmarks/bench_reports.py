@@ -2,6 +2,7 @@
 
     python benchmarks/bench_reports.py [--sizes 100000 1000000 5000000] [--work DIR] [--driver-memory 4g]
                                        [--incremental-runs 5] [--repeats 1] [--engine local|connect] [--tuned-jvm]
+                                       [--conf KEY=VALUE ...]
 
 Generates realistic report lines (the writer's own format and size: run lines, @given and stateful cases with rule
 features and timings, a few shrunk failures) in runs of 2 writers x 25k lines over the 11 tox configurations,
@@ -308,10 +309,13 @@ def main() -> None:
                         help="the embedded driver, or a Spark Connect server started for the benchmark")
     parser.add_argument("--tuned-jvm", action="store_true",
                         help="embedded driver: map its classes from the class-data sharing archive in the cache")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (repeatable), to measure one against the job's own")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-reports-"))
     started = time.perf_counter()
-    with open_session(args.engine, args.driver_memory, args.tuned_jvm) as spark:
+    settings = dict(item.split("=", 1) for item in args.conf)
+    with open_session(args.engine, args.driver_memory, args.tuned_jvm, settings) as spark:
         print(f"{args.engine}: JVM + SparkSession start: {time.perf_counter() - started:.1f} s; "
               f"load average {os.getloadavg()[0]:.1f}; {describe_archive(args)}")
         measure(spark, work, args)
@@ -327,18 +331,19 @@ def describe_archive(args: argparse.Namespace) -> str:
 
 
 @contextlib.contextmanager
-def open_session(engine: str, driver_memory: str | None = None, tuned_jvm: bool = False):
+def open_session(engine: str, driver_memory: str | None = None, tuned_jvm: bool = False, settings=None):
     """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`), with
-    `driver_memory` (else each one's default); stopped after. `tuned_jvm`: the embedded driver's class archive."""
+    `driver_memory` (else each one's default) and `settings`; stopped after. `tuned_jvm`: the embedded driver's
+    class archive."""
     if engine == "local":
-        conf = {"spark.driver.memory": driver_memory} if driver_memory else None
-        spark = get_spark(conf=conf, class_archive=tuned_jvm)
+        conf = ({"spark.driver.memory": driver_memory} if driver_memory else {}) | (settings or {})
+        spark = get_spark(conf=conf or None, class_archive=tuned_jvm)
         yield spark
         spark.stop()
         return
     server_context = launch.connect_server(driver_memory=driver_memory) if driver_memory else launch.connect_server()
     with server_context as server:
-        spark = get_spark(remote=server.url)
+        spark = get_spark(remote=server.url, conf=settings)
         yield spark
         spark.stop()
 

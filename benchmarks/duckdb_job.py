@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import duckdb
-from duckdb.sqltypes import VARCHAR
 from pyspark.sql import types as T
 
 from reportformat import one_record
@@ -77,19 +76,35 @@ KEPT = {
     **{name: f"r.{name}" for name in ("detail", "counterexample")},
 }
 # A line is one JSON object: DuckDB's from_json refuses any text after it, where the job's reader keeps the first
-# record. Such a line ($6: whose first value, reportformat/one_record.py, is a record) is named by the job's rule.
+# record. Such a line (whose first value is a record) is named by the job's rule (reportformat/one_record.py). Where
+# that first value ends: the first bracket outside a string that closes the line's first one (a scan of the line's
+# characters, for lines that DuckDB refused only).
+FIRST_VALUE_END = r"""CREATE OR REPLACE MACRO first_value_end(text) AS list_reduce(string_split(text, ''),
+    lambda s, c: CASE
+    WHEN s['end'] > 0 THEN s
+    WHEN s['str'] THEN {'depth': s['depth'], 'str': s['esc'] OR c != '"', 'esc': NOT s['esc'] AND c = '\',
+                        'end': 0, 'i': s['i'] + 1}
+    ELSE {'depth': s['depth'] + CASE WHEN c IN ('{', '[') THEN 1 WHEN c IN ('}', ']') THEN -1 ELSE 0 END,
+          'str': c = '"', 'esc': false,
+          'end': CASE WHEN c IN ('}', ']') AND s['depth'] = 1 THEN s['i'] + 1 ELSE 0 END, 'i': s['i'] + 1}
+    END, {'depth': 0, 'str': false, 'esc': false, 'end': 0, 'i': 0})['end']"""
 RECORDS = """COPY (
     WITH unmarked AS (
         SELECT *, CASE WHEN starts_with(text, chr(65279)) THEN text[2:] ELSE text END AS body FROM lines),
     parsed AS (SELECT *, TRY(from_json(body, $1)) AS r FROM unmarked),
     counted AS (
-        SELECT *, CASE WHEN r IS NULL AND starts_with(ltrim(body), '{{')
-                       THEN len(TRY(from_json('[' || body || ']', '[{{"type": "JSON"}}]'))) END AS objects
+        SELECT *, CASE WHEN r IS NULL AND starts_with(ltrim(body), '{{') AND json_valid('[' || body || ']')
+                            AND list_bool_and(list_transform(json_type('[' || body || ']', '$[*]'),
+                                                             lambda t: t = 'OBJECT'))
+                       THEN json_array_length('[' || body || ']') END AS objects
         FROM parsed),
     marked AS (
-        SELECT *, r IS NULL AND starts_with(ltrim(body), '{{')
-                  AND (objects > 1 OR (objects IS NULL AND TRY(from_json(first_json_value(body), $1)) IS NOT NULL))
-                  AS extra
+        SELECT *, CASE WHEN r IS NOT NULL OR NOT starts_with(ltrim(body), '{{') THEN false
+                       WHEN objects > 1 THEN true
+                       WHEN objects IS NULL
+                       THEN TRY(from_json(ltrim(body)[:first_value_end(ltrim(body))], $1)) IS NOT NULL
+                       ELSE false
+                  END AS extra
         FROM counted),
     checked AS (
         SELECT *, CASE WHEN extra AND (objects > 1 OR regexp_matches(body, $3)) THEN $6
@@ -153,7 +168,7 @@ def write_records(db, inputs: Path, warehouse: Path) -> None:
     run = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RUN_CONTENT.fields})
     parameters = [structure, RULE_ID_PATTERN.strip("^$"), one_record.TWO_RECORDS_PATTERN, REPORT_SCHEMA_VERSION, run]
     parameters += [one_record.TWO_RECORDS, one_record.TEXT_AFTER]
-    db.create_function("first_json_value", one_record.get_first_value, [VARCHAR], VARCHAR, side_effects=False)
+    db.execute(FIRST_VALUE_END)
     db.execute(RECORDS.format(warehouse=warehouse, kept=kept, shape=get_shape_checks()), parameters)
 
 def get_shape_checks() -> str:

@@ -1,21 +1,28 @@
 """Benchmark of the Spark aggregate (not a test): prints seconds, rows/s and the ratio to an equivalent DuckDB job.
 
     python benchmarks/bench_reports.py [--sizes 100000 1000000 5000000] [--work DIR] [--driver-memory 4g]
-                                       [--incremental-runs 5] [--repeats 1] [--engine local|connect]
+                                       [--incremental-runs 5] [--repeats 1] [--engine local|connect] [--tuned-jvm]
+                                       [--conf KEY=VALUE ...]
 
 Generates realistic report lines (the writer's own format and size: run lines, @given and stateful cases with rule
 features and timings, a few shrunk failures) in runs of 2 writers x 25k lines over the 11 tox configurations,
 then per size: full ingest + aggregate with Spark (JVM start timed separately), and the same pipeline in DuckDB, in
 one process, side by side, `--repeats` times alternating (from 3 repeats, the medians of the third on: Spark in a
-JVM that ran the job before, as a long-lived engine does). Last, one new run of ~50k lines ingested incrementally
-into the 100k warehouse plus the aggregate, as the command line runs it (a fresh process: JVM start included), 5
-times (its median; the first after the large sizes may find Spark's jars evicted from the page cache, and a shared
-host's speed varies); and the same job 5 times in the benchmark's own JVM, warm from the sizes before it, which
-shows how much of a fresh process's time is the JVM's start and warm-up.
+JVM that ran the job before, as a long-lived engine does). Beside each wall time, the CPU seconds the engine used
+(Spark: its JVM and this process; DuckDB: this process, where it runs): on a shared host other jobs stretch the wall
+times, and a loaded host's wall ratio tends to the CPU ratio (each engine gets its share of the cores), where an idle
+host's lets Spark use the cores DuckDB leaves idle. Last (unless `--incremental-runs 0`), one new run of ~50k lines
+ingested incrementally into the 100k warehouse plus the aggregate, as the command line runs it (a fresh process: JVM
+start included), 5 times (its median; the first after the large sizes may find Spark's jars evicted from the page
+cache, and a shared host's speed varies); and the same job 5 times in the benchmark's own JVM, warm from the sizes
+before it, which shows how much of a fresh process's time is the JVM's start and warm-up.
 
 With `--engine connect` the sizes and the warm incremental runs go through a Spark Connect server started for the
 benchmark (engines/launch.py, the long-lived engine of `python -m reports aggregate --remote`; needs the `connect`
-extra): the server's start is timed apart, and its driver has `--driver-memory`.
+extra): the server's start is timed apart, and its driver has `--driver-memory`. With `--tuned-jvm` the embedded
+driver maps its classes from the class-data sharing archive of `python -m reports aggregate --tuned-jvm`
+(reports/class_archive.py; built once into the cache by the second such run: the line after the start says whether
+it was there), and its JIT flags stay the JVM's defaults.
 
 The DuckDB baseline (benchmarks/duckdb_job.py) does the job's work with the same lines, step by step: the
 records table (lines numbered, parsed with the job's schema, bad ones quarantined with the job's reasons, Parquet
@@ -32,6 +39,7 @@ import io
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,9 +54,10 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import duckdb_job  # noqa: E402
 from engines import launch  # noqa: E402
 from reportformat.lines import compact_observation, make_run_line  # noqa: E402
-from reports import job  # noqa: E402
+from reports import class_archive, job  # noqa: E402
 from reports.session import get_spark  # noqa: E402
 from reports.spec_rules import Rule  # noqa: E402
+from runenv.run_context import get_cache_dir  # noqa: E402
 
 LINES_PER_WRITER = 25_000
 CONFIGS = [
@@ -174,12 +183,36 @@ def generate(directory: Path, rows: int) -> None:
         write_run(directory, f"bench-{number:04d}", min(rows, per_run), number)
 
 
-def run_spark(spark, inputs: Path, work: Path) -> float:
+def get_own_cpu() -> float:
+    """CPU seconds of this process (its threads: DuckDB's, py4j's) so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def get_jvm_cpu(spark) -> float:
+    """CPU seconds of the embedded driver's JVM so far (its tasks, JIT compilers, collector); 0 without one here (a
+    Spark Connect session has no SparkContext)."""
+    try:
+        process = spark.sparkContext._gateway.proc
+    except Exception:
+        return 0.0
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_spark(spark, inputs: Path, work: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the whole job: ingest and aggregate."""
     rules = [Rule(rule_id, "", "bench.md", 1) for rule_id in RULE_POOL]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), get_own_cpu() + get_jvm_cpu(spark)
     job.ingest(spark, [str(inputs)], str(work / "warehouse"), force=True)
     job.aggregate(spark, str(work / "warehouse"), str(work / "tables"), 20, rules)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, get_own_cpu() + get_jvm_cpu(spark) - cpu
+
+
+def run_duckdb(inputs: Path, work: Path) -> tuple[float, float]:
+    cpu = get_own_cpu()
+    seconds = duckdb_job.run_job(inputs, work, [(rule, "bench.md") for rule in RULE_POOL])
+    return seconds, get_own_cpu() - cpu
 
 
 def write_incremental_run(work: Path) -> Path:
@@ -240,11 +273,13 @@ def measure_size(spark, work: Path, rows: int, repeats: int) -> None:
     megabytes = sum(f.stat().st_size for f in inputs.rglob("*.jsonl")) / 1e6
     pairs = []
     for repeat in range(repeats):
-        spark_s = run_spark(spark, inputs, work / f"spark-{rows}")
-        duck_s = duckdb_job.run_job(inputs, work / f"duck-{rows}", [(rule, "bench.md") for rule in RULE_POOL])
+        spark_s, spark_cpu = run_spark(spark, inputs, work / f"spark-{rows}")
+        duck_s, duck_cpu = run_duckdb(inputs, work / f"duck-{rows}")
         pairs.append((spark_s, duck_s))
         print(f"{rows:>10} {megabytes:>7.0f} {repeat + 1:>6} {spark_s:>8.1f} {duck_s:>9.1f} "
-              f"{spark_s / duck_s:>13.2f} {rows / spark_s:>13.0f}", flush=True)
+              f"{spark_s / duck_s:>13.2f} {rows / spark_s:>13.0f} {spark_cpu:>10.1f} {duck_cpu:>11.1f} "
+              f"{spark_cpu / duck_cpu if duck_cpu and spark_cpu else float('nan'):>10.2f} {os.getloadavg()[0]:>5.1f}",
+              flush=True)
     if len(pairs) > 2:
         print_warm_ratio(rows, pairs[2:])
 
@@ -267,42 +302,59 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 5_000_000])
     parser.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temporary one)")
     parser.add_argument("--driver-memory", default="4g")
-    parser.add_argument("--incremental-runs", type=int, default=5, help="repeats of the incremental run")
+    parser.add_argument("--incremental-runs", type=int, default=5, help="repeats of the incremental run (0: none)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each size, Spark and DuckDB alternating; from 3, the medians of the third on")
     parser.add_argument("--engine", choices=["local", "connect"], default="local",
                         help="the embedded driver, or a Spark Connect server started for the benchmark")
+    parser.add_argument("--tuned-jvm", action="store_true",
+                        help="embedded driver: map its classes from the class-data sharing archive in the cache")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (repeatable), to measure one against the job's own")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-reports-"))
     started = time.perf_counter()
-    with open_session(args.engine, args.driver_memory) as spark:
-        print(f"{args.engine}: JVM + SparkSession start: {time.perf_counter() - started:.1f} s")
+    settings = dict(item.split("=", 1) for item in args.conf)
+    with open_session(args.engine, args.driver_memory, args.tuned_jvm, settings) as spark:
+        print(f"{args.engine}: JVM + SparkSession start: {time.perf_counter() - started:.1f} s; "
+              f"load average {os.getloadavg()[0]:.1f}; {describe_archive(args)}")
         measure(spark, work, args)
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def describe_archive(args: argparse.Namespace) -> str:
+    if args.engine != "local" or not args.tuned_jvm:
+        return "no class archive"
+    path = class_archive.get_archive_path(get_cache_dir(os.environ), os.environ)
+    return f"class archive {path} {'mapped' if path and path.is_file() else 'not built yet (run again)'}"
+
+
 @contextlib.contextmanager
-def open_session(engine: str, driver_memory: str | None = None):
+def open_session(engine: str, driver_memory: str | None = None, tuned_jvm: bool = False, settings=None):
     """The embedded driver (`local`) or a session of a Spark Connect server started here (`connect`), with
-    `driver_memory` (else each one's default); stopped after."""
+    `driver_memory` (else each one's default) and `settings`; stopped after. `tuned_jvm`: the embedded driver's
+    class archive."""
     if engine == "local":
-        spark = get_spark(conf={"spark.driver.memory": driver_memory} if driver_memory else None)
+        conf = ({"spark.driver.memory": driver_memory} if driver_memory else {}) | (settings or {})
+        spark = get_spark(conf=conf or None, class_archive=tuned_jvm)
         yield spark
         spark.stop()
         return
     server_context = launch.connect_server(driver_memory=driver_memory) if driver_memory else launch.connect_server()
     with server_context as server:
-        spark = get_spark(remote=server.url)
+        spark = get_spark(remote=server.url, conf=settings)
         yield spark
         spark.stop()
 
 
 def measure(spark, work: Path, args: argparse.Namespace) -> None:
     print(f"{'rows':>10} {'MB':>7} {'repeat':>6} {'spark s':>8} {'duckdb s':>9} {'spark/duckdb':>13}", end="")
-    print(f" {'spark rows/s':>13}")
+    print(f" {'spark rows/s':>13} {'spark cpu':>10} {'duckdb cpu':>11} {'cpu ratio':>10} {'load':>5}")
     for rows in args.sizes:
         measure_size(spark, work, rows, args.repeats)
+    if args.incremental_runs < 1:
+        return
     smallest = min(args.sizes)
     new = write_incremental_run(work)
     incremental = get_incremental_args(work / f"in-{smallest}", new, work / f"spark-{smallest}" / "warehouse", work)

@@ -4,8 +4,8 @@
 
 1. records: the files split into numbered lines (empty ones skipped, a final line break ends the last line), a byte
    order mark dropped, each line parsed with the job's explicit schema (reports/schema.py, translated to DuckDB
-   types), quarantined with the job's reasons (two JSON records on one line included), flattened to the warehouse's
-   columns and written as Parquet partitioned by run;
+   types), quarantined with the job's reasons (two JSON records on one line and text after a record included),
+   flattened to the warehouse's columns and written as Parquet partitioned by run;
 2. the per-run partial tables (reports/transform.py, reports/clients.py) from the records read back, each written
    as Parquet partitioned by run;
 3. the output tables combined from the partials (reports/combine.py) and written as Parquet, with the quarantine's
@@ -25,11 +25,12 @@ from pathlib import Path
 import duckdb
 from pyspark.sql import types as T
 
+from reportformat import one_record
 from reportformat.lines import CONFIGURATION_FIELDS, REPORT_SCHEMA_VERSION, RUN_PROPERTY, STARTED_FIELDS
 from reportformat.schema import describe_kind, get_kind_checks, get_kinds
 from reports import schema
 from reports.clients import STATUSES
-from reports.transform import RULE_ID_PATTERN, TWO_RECORDS
+from reports.transform import RULE_ID_PATTERN
 
 DUCKDB_TYPES = {T.StringType: "VARCHAR", T.IntegerType: "INTEGER", T.LongType: "BIGINT", T.DoubleType: "DOUBLE"}
 DUCKDB_TYPES[T.BooleanType] = "BOOLEAN"
@@ -74,22 +75,47 @@ KEPT = {
     "client_version": "r.client.version",
     **{name: f"r.{name}" for name in ("detail", "counterexample")},
 }
-# A line holding "}...{" outside a string is two records (the job's JSON reader keeps the first one).
+# A line is one JSON object: DuckDB's from_json refuses any text after it, where the job's reader keeps the first
+# record. Such a line (whose first value is a record) is named by the job's rule (reportformat/one_record.py). Where
+# that first value ends: the first bracket outside a string that closes the line's first one (a scan of the line's
+# characters, for lines that DuckDB refused only).
+FIRST_VALUE_END = r"""CREATE OR REPLACE MACRO first_value_end(text) AS list_reduce(string_split(text, ''),
+    lambda s, c: CASE
+    WHEN s['end'] > 0 THEN s
+    WHEN s['str'] THEN {'depth': s['depth'], 'str': s['esc'] OR c != '"', 'esc': NOT s['esc'] AND c = '\',
+                        'end': 0, 'i': s['i'] + 1}
+    ELSE {'depth': s['depth'] + CASE WHEN c IN ('{', '[') THEN 1 WHEN c IN ('}', ']') THEN -1 ELSE 0 END,
+          'str': c = '"', 'esc': false,
+          'end': CASE WHEN c IN ('}', ']') AND s['depth'] = 1 THEN s['i'] + 1 ELSE 0 END, 'i': s['i'] + 1}
+    END, {'depth': 0, 'str': false, 'esc': false, 'end': 0, 'i': 0})['end']"""
 RECORDS = """COPY (
     WITH unmarked AS (
         SELECT *, CASE WHEN starts_with(text, chr(65279)) THEN text[2:] ELSE text END AS body FROM lines),
-    parsed AS (
-        SELECT *, TRY(from_json(body, $1)) AS r,
-               regexp_matches(text, $3) AND NOT json_valid('[' || body || ']') AS two FROM unmarked),
+    parsed AS (SELECT *, TRY(from_json(body, $1)) AS r FROM unmarked),
+    counted AS (
+        SELECT *, CASE WHEN r IS NULL AND starts_with(ltrim(body), '{{') AND json_valid('[' || body || ']')
+                            AND list_bool_and(list_transform(json_type('[' || body || ']', '$[*]'),
+                                                             lambda t: t = 'OBJECT'))
+                       THEN json_array_length('[' || body || ']') END AS objects
+        FROM parsed),
+    marked AS (
+        SELECT *, CASE WHEN r IS NOT NULL OR NOT starts_with(ltrim(body), '{{') THEN false
+                       WHEN objects > 1 THEN true
+                       WHEN objects IS NULL
+                       THEN TRY(from_json(ltrim(body)[:first_value_end(ltrim(body))], $1)) IS NOT NULL
+                       ELSE false
+                  END AS extra
+        FROM counted),
     checked AS (
-        SELECT *, CASE WHEN r.type IS NULL AND NOT two AND line = total THEN 'truncated last line (writer killed?)'
-                       WHEN r.type IS NULL AND NOT two THEN 'not a JSON report line'
-                       WHEN two THEN 'two JSON records on one line'
+        SELECT *, CASE WHEN extra AND (objects > 1 OR regexp_matches(body, $3)) THEN $6
+                       WHEN extra THEN $7
+                       WHEN r.type IS NULL AND line = total THEN 'truncated last line (writer killed?)'
+                       WHEN r.type IS NULL THEN 'not a JSON report line'
                        WHEN r.report_schema IS DISTINCT FROM $4 THEN
                            'unknown report schema version ' || coalesce(r.report_schema::VARCHAR, '(none)')
                        ELSE {shape}
                   END AS reason
-        FROM parsed)
+        FROM marked)
     SELECT file, line, reason, CASE WHEN reason IS NOT NULL THEN text[1:300] END AS text, {kept}, run_id
     FROM checked)
     TO '{warehouse}/records' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE_OR_IGNORE)"""
@@ -140,7 +166,9 @@ def write_records(db, inputs: Path, warehouse: Path) -> None:
     kept = ", ".join(f"CASE WHEN reason IS NULL THEN {expr} END AS {name}" for name, expr in KEPT.items())
     structure = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RAW_LINE.fields})
     run = json.dumps({f.name: get_duckdb_type(f.dataType) for f in schema.RUN_CONTENT.fields})
-    parameters = [structure, RULE_ID_PATTERN.strip("^$"), TWO_RECORDS, REPORT_SCHEMA_VERSION, run]
+    parameters = [structure, RULE_ID_PATTERN.strip("^$"), one_record.TWO_RECORDS_PATTERN, REPORT_SCHEMA_VERSION, run]
+    parameters += [one_record.TWO_RECORDS, one_record.TEXT_AFTER]
+    db.execute(FIRST_VALUE_END)
     db.execute(RECORDS.format(warehouse=warehouse, kept=kept, shape=get_shape_checks()), parameters)
 
 def get_shape_checks() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from reportformat.one_record import describe_extra, get_first_value
 from reportformat.validate import find_problems
 
 
@@ -18,9 +19,18 @@ def check_file(path: str) -> list[str]:
             try:
                 found = find_problems(json.loads(text))
             except ValueError as error:
-                found = [f"not JSON: {error}"]
+                found = [f"not JSON: {describe_json_error(text, error)}"]
             problems += [f"{path}:{number}: {problem}" for problem in found]
     return problems
+
+
+def describe_json_error(text: str, error: ValueError) -> str:
+    """A line that starts with an object but holds more is named as the aggregate names it (two records, text
+    after the record); any other line by the JSON parser's error."""
+    line = text.rstrip("\r\n")
+    if (get_first_value(line) or "").startswith("{"):
+        return describe_extra(line) or str(error)
+    return str(error)
 
 
 def main(paths: list[str]) -> int:

@@ -99,7 +99,8 @@ def add_tuning_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="opt-in, embedded driver only: map Spark's classes from a class-data sharing archive (written by the "
         "second such job to ~/.cache/rmqspec) and, for small local inputs, compile with the JIT's first tier and "
-        "the serial GC (benchmarks/bench_reports_jvm.py measures it)",
+        "the serial GC, for larger ones use the parallel GC (benchmarks/bench_reports_jvm.py and bench_reports.py "
+        "measure it)",
     )
 
 

@@ -49,22 +49,39 @@ def could_be_other_value(text: Column) -> Column:
     return first.isin("[", "{") | text.isin("true", "false") | number
 
 
-def get_json_type(probe: Column, field: str) -> Column:
-    """The JSON type of the line's `field` (null when absent) as the schema names it, from the line as a VARIANT."""
-    found = F.regexp_extract(F.schema_of_variant(F.variant_get(probe, f"$.{field}", "variant")), "^[A-Z]+", 0)
+def get_json_type(value: Column) -> Column:
+    """The JSON type of a VARIANT value (null for SQL's null) as the schema names it."""
+    found = F.regexp_extract(F.schema_of_variant(value), "^[A-Z]+", 0)
     return F.element_at(F.create_map(*(F.lit(text) for pair in VARIANT_TYPES for text in pair)), found)
 
 
+def literal_map(pairs) -> Column:
+    return F.create_map(*(F.lit(item) for pair in pairs for item in pair))
+
+
 def find_wrong_type(probe: Column) -> Column:
-    """``field 'steps' is a string, expected an integer or null``: the first field whose JSON type the schema does
-    not admit, or null."""
-    reasons = []
-    for field, types in get_field_types().items():
-        found = get_json_type(probe, field)
+    """``field 'steps' is a string, expected an integer or null``: the first field (in the schema's order) whose JSON
+    type the schema does not admit, or null. Looked up over the line's fields by higher-order functions, evaluated
+    for suspect lines only: a column per field made most of the query's generated code (benchmarks/NOTES.md, "the
+    JVM's first job")."""
+    fields = get_field_types()
+    pairs = ((F.lit(name), F.array(*map(F.lit, types))) for name, types in fields.items())
+    allowed = F.create_map(*(part for pair in pairs for part in pair))
+    expected = literal_map((name, f", expected {describe_types(types)}") for name, types in fields.items())
+    order = literal_map((name, position) for position, name in enumerate(fields))
+
+    def describe(entry: Column) -> Column:
+        found = get_json_type(entry["value"])
         article = F.when(found == "null", F.lit("")).when(found.isin("integer", "object", "array"), F.lit("an "))
-        shown = F.concat(F.coalesce(article, F.lit("a ")), found)
-        expected = F.lit(f", expected {describe_types(types)}")
-        reasons.append(F.when(~found.isin(*types), F.concat(F.lit(f"field '{field}' is "), shown, expected)))
+        text = F.concat(F.lit("field '"), entry["key"], F.lit("' is "), F.coalesce(article, F.lit("a ")), found,
+                        F.element_at(expected, entry["key"]))
+        wrong = ~F.array_contains(F.element_at(allowed, entry["key"]), found)
+        return F.when(wrong, F.struct(F.element_at(order, entry["key"]).alias("at"), text.alias("reason")))
+
+    entries = F.map_entries(F.try_variant_get(probe, "$", "map<string,variant>"))
+    known = F.filter(entries, lambda entry: F.map_contains_key(allowed, entry["key"]))
+    first = F.array_min(F.filter(F.transform(known, describe), lambda found: found.isNotNull()))["reason"]
+    reasons = [first]
     for field, types in get_value_types().items():
         others = "|".join(prefix for prefix, name in VARIANT_TYPES if name not in types)
         values = F.schema_of_variant(F.variant_get(probe, f"$.{field}", "variant"))
@@ -82,26 +99,21 @@ def find_unknown_kind(record: Column) -> Column:
 
 def find_kind_problem(record: Column) -> Column:
     """The first check of the line's kind it fails (a required field missing, a value not among the enum's), or
-    null."""
+    null. Only the checks of the line's own kind are evaluated (one comparison of its type per kind, not per check)."""
     kind = record["type"]
-    reasons = []
+    by_kind: dict[str, list[Column]] = {}
     for name, field, values in get_kind_checks():
-        value = record[field]
+        value, checks = record[field], by_kind.setdefault(name, [])
         if values is None:
-            reasons.append(F.when((kind == name) & value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
+            checks.append(F.when(value.isNull(), F.lit(f"{describe_kind(name)} without '{field}'")))
             continue
-        expected = ", ".join(values)
-        reasons.append(
-            F.when(
-                (kind == name) & ~value.isin(*values),
-                F.concat(
-                    F.lit(f"field '{field}' of {describe_kind(name)} is '"),
-                    value,
-                    F.lit(f"', expected one of {expected}"),
-                ),
-            )
-        )
-    return F.coalesce(*reasons)
+        start, end = f"field '{field}' of {describe_kind(name)} is '", f"', expected one of {', '.join(values)}"
+        checks.append(F.when(~value.isin(*values), F.concat(F.lit(start), value, F.lit(end))))
+    found = None
+    for name, reasons in by_kind.items():
+        problem = F.coalesce(*reasons) if len(reasons) > 1 else reasons[0]
+        found = F.when(kind == name, problem) if found is None else found.when(kind == name, problem)
+    return found
 
 
 def with_shape_problem(parsed: DataFrame, body: Column, record: str = "record", run: str = "run") -> DataFrame:

@@ -3,11 +3,12 @@ aggregates (reports/combine.py combines those of every run). No I/O here."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from reportformat import lines as report_format
+from reportformat import one_record
 from reports import schema
 from reports.clients import compute_client_verdicts
 from reports.extract import MAX_LINE
@@ -20,18 +21,23 @@ UNKNOWN = "unknown"
 
 BOM = "\ufeff"
 TRUNCATED = "truncated last line (writer killed?)"
-# Two objects on one line ("}{" outside a string): the JSON reader would keep the first and drop the second.
-TWO_RECORDS = r"\}\s*\{"
+# The line read as an array's elements, each an object: how many objects it holds (null: not a list of objects).
+TYPE_ONLY = T.StructType([T.StructField("type", T.StringType())])
+OBJECTS = T.ArrayType(TYPE_ONLY)
+# The line read as an object's value: refused where a "]" after the record ends that array early ("{...}]x").
+WRAPPED = schema.with_corrupt_record(T.StructType([T.StructField("x", TYPE_ONLY)]))
 
 
 def parse_lines(lines: DataFrame, max_line: int = MAX_LINE) -> DataFrame:
     """Adds ``record`` (the line parsed with the schema's struct), ``run`` (a run line's content, parsed) and
     ``reason`` (why the line is quarantined, or null).
 
-    A UTF-8 byte order mark before a line is not part of it. Each line is parsed once; only the lines that fail,
-    or hold a "}" before a "{" or a space, are looked at again (two records on one line, "}{" outside a string,
-    are not valid JSON as an array's elements), and reports/line_shape.py checks the record against the schema.
-    A line of more than `max_line` bytes is quarantined unread, with that reason."""
+    A UTF-8 byte order mark before a line is not part of it. The JSON reader stops after the line's first value, so
+    the line is also read as an array's elements (a second, cheap parse that keeps only each object's type; a line
+    holding "]" also as an object's value, as a "]" after the record would end the array early): a line that is not
+    exactly one object is quarantined (reportformat/one_record.py names why), and
+    reports/line_shape.py checks the record against the schema. A line of more than `max_line` bytes is quarantined
+    unread, with that reason."""
     # The line without its byte order mark, as an expression (a column of its own would copy every line once more).
     body = F.when(F.col("text").startswith(BOM), F.expr("substring(text, 2)")).otherwise(F.col("text"))
     short = (F.col("bytes") if "bytes" in lines.columns else F.octet_length("text")) <= max_line
@@ -41,16 +47,18 @@ def parse_lines(lines: DataFrame, max_line: int = MAX_LINE) -> DataFrame:
     run_struct = schema.with_corrupt_record(schema.RUN_CONTENT)
     run = F.when(record["type"] == "info", F.from_json(record["content"], run_struct, options))
     parsed = parsed.withColumn("run", run)
-    is_json = F.json_array_length(F.concat(F.lit("["), body, F.lit("]"))).isNotNull()
-    candidate = body.contains("}{") | body.contains("} ") | body.contains("}\t")
+    objects = F.size(F.from_json(F.concat(F.lit("["), body, F.lit("]")), OBJECTS, options))
+    wrapped = F.from_json(F.concat(F.lit('{"x": '), body, F.lit("}")), WRAPPED, options)
+    one = F.coalesce(objects == 1, F.lit(False)) & ~(body.contains("]") & wrapped[schema.CORRUPT].isNotNull())
+    broken = record[schema.CORRUPT].isNotNull() & ~one & ~F.coalesce(objects >= 2, F.lit(False))
     version = record["report_schema"]
     reason = (
         F.when(~(F.col("utf8") if "utf8" in lines.columns else F.is_valid_utf8("text")), F.lit("not UTF-8 text"))
         .when(~short, F.lit(f"a line longer than {max_line:,} bytes (--max-line-bytes)"))
-        .when(record[schema.CORRUPT].isNotNull() & ~is_json & F.col("is_last"), F.lit(TRUNCATED))
-        .when(record[schema.CORRUPT].isNotNull() & ~is_json, F.lit("not a JSON report line"))
+        .when(broken & F.col("is_last"), F.lit(TRUNCATED))
+        .when(broken, F.lit("not a JSON report line"))
         .when(~body.startswith("{") & ~F.ltrim(body).startswith("{"), F.lit("not a JSON report line"))
-        .when(candidate & body.rlike(TWO_RECORDS) & ~is_json, F.lit("two JSON records on one line"))
+        .when(~one, describe_extra(body, objects))
         .when(
             version.isNull() | (version != report_format.REPORT_SCHEMA_VERSION),
             F.concat(F.lit("unknown report schema version "), F.coalesce(version.cast("string"), F.lit("(none)"))),
@@ -58,6 +66,12 @@ def parse_lines(lines: DataFrame, max_line: int = MAX_LINE) -> DataFrame:
         .otherwise(F.col("shape"))
     )
     return with_shape_problem(parsed, body).withColumn("reason", reason).drop("shape")
+
+
+def describe_extra(body: Column, objects: Column) -> Column:
+    """Why a line whose first value is a record holds more (reportformat/one_record.py's rule)."""
+    two = F.coalesce(objects >= 2, F.lit(False)) | body.rlike(one_record.TWO_RECORDS_PATTERN)
+    return F.when(two, F.lit(one_record.TWO_RECORDS)).otherwise(F.lit(one_record.TEXT_AFTER))
 
 
 def select_records(parsed: DataFrame) -> DataFrame:

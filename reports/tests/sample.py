@@ -83,6 +83,9 @@ def write_sample(root: Path) -> Path:
             "this is not json",
             case("local-gw0", "p.py::test_b", "failed", ["AA-02"], 0.1, representation="test_b(x=0)") | {"x": 1},
             {"report_schema": 99, "type": "test_case"},
+            # A record followed by another, and by other text: the reader keeps the first value; both quarantined.
+            json.dumps(meta("run started", "r1", "local-gw0", BASELINE)) + ', {"type": "alert"}',
+            json.dumps(case("local-gw0", "p.py::test_b", "passed", ["AA-02"], 0.1)) + " x",
             meta("run finished", "r1", "local-gw0", BASELINE, finished=110.0),
         ],
     )

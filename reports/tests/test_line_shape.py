@@ -15,6 +15,7 @@ from conformance.checker.verdicts import Verdict
 from conformance.report import to_record
 from reportformat.__main__ import main as reportformat_main
 from reportformat.lines import compact_observation, make_outcome_line, make_run_line
+from reportformat.one_record import TEXT_AFTER, TWO_RECORDS, describe_extra
 from reportformat.schema import LINE_SCHEMA
 from reportformat.validate import find_problems
 from reports import extract, job, load, transform
@@ -128,6 +129,52 @@ def test_the_aggregate_quarantines_exactly_what_the_schema_refuses(spark, tmp_pa
     assert {at: reason is None for at, reason in found.items()} == expected, [
         (line, found[at]) for at, line in enumerate(lines, start=1) if (found[at] is None) != expected[at]
     ]
+
+
+def dump(line: dict) -> str:
+    return json.dumps(line, default=str)
+
+
+def test_a_second_record_or_text_after_the_record_is_quarantined_and_named_alike_by_both_readers(
+    spark, tmp_path, capsys
+):
+    """The JSON reader stops after a line's first value: a line that holds more is quarantined, not counted as its
+    first record, and `python -m reportformat` names it the same way."""
+    first, other = dump(good_lines()[1]), dump(good_lines()[0])
+    lines = [first + "," + other, first + " " + other, first + " x", first + "}", first + " \t", first]
+    assert ingest_lines(spark, tmp_path, lines) == {1: TWO_RECORDS, 2: TWO_RECORDS, 3: TEXT_AFTER, 4: TEXT_AFTER,
+                                                    5: None, 6: None}
+    path = tmp_path / "runs" / "s1" / "local-gw9.jsonl"
+    assert reportformat_main([str(path)]) == 1
+    expected = [TWO_RECORDS, TWO_RECORDS, TEXT_AFTER, TEXT_AFTER]
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}:{at}: not JSON: {reason}" for at, reason in enumerate(expected, start=1)
+    ]
+
+
+# Text after a line's record: anything but a line break, or another record after a separator.
+trailing_text = st.text(st.characters(exclude_characters="\r\n"), max_size=12) | st.builds(
+    lambda separator, kind: separator + dump(good_lines()[kind]),
+    st.sampled_from(["", " ", ",", ", ", "\t", " x "]),
+    st.integers(0, 5),
+)
+
+
+@settings(max_examples=2, phases=[Phase.generate], deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.integers(0, 5), trailing_text), min_size=30, max_size=30))
+def test_text_after_a_valid_record_is_quarantined_unless_it_is_blank(spark, tmp_path_factory, capsys, lines):
+    """A valid line of each kind followed by drawn text: the aggregate counts it exactly when the text is blank,
+    and names it as reportformat/one_record.py and `python -m reportformat` do."""
+    texts = [dump(good_lines()[kind]) + after for kind, after in lines]
+    root = tmp_path_factory.mktemp("trailing")
+    found = ingest_lines(spark, root, texts)
+    expected = {at: describe_extra(text) for at, text in enumerate(texts, start=1)}
+    assert found == expected, [(texts[at - 1], found[at], expected[at]) for at in found if found[at] != expected[at]]
+    capsys.readouterr()
+    path = root / "runs" / "s1" / "local-gw9.jsonl"
+    reportformat_main([str(path)])
+    named = capsys.readouterr().out.splitlines()
+    assert named == [f"{path}:{at}: not JSON: {reason}" for at, reason in expected.items() if reason is not None]
 
 
 def test_the_command_line_names_each_line_that_breaks_the_schema(tmp_path, capsys):

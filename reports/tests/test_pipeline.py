@@ -56,11 +56,13 @@ def test_bad_input_is_quarantined_with_file_line_and_reason(spark, ingested):
     expected = [
         ("local-gw0.jsonl", 5, "not a JSON report line", "r1"),
         ("local-gw0.jsonl", 7, "unknown report schema version 99", "r1"),
+        ("local-gw0.jsonl", 8, "two JSON records on one line", "r1"),
+        ("local-gw0.jsonl", 9, "text after the JSON record", "r1"),
         ("local-gw1.jsonl", 4, "truncated last line (writer killed?)", "r1"),
         ("r2", 0, "empty run directory", "r2"),
     ]
     assertDataFrameEqual(found, spark.createDataFrame(expected, found.schema))
-    assert sum(ingested["results"].quarantine_by_reason.values()) == 4
+    assert sum(ingested["results"].quarantine_by_reason.values()) == 6
 
 
 def test_coverage_counts_every_rule_and_configuration_and_shows_gaps(spark, ingested):
@@ -133,7 +135,7 @@ def test_the_partials_of_several_runs_combine_like_one_run(spark, tmp_path):
     machine = {(r["machine"], r["timing_key"]): r["seconds"] for r in results.machine_cost}
     assert machine[("p.py::TestM::runTest", "execute:rule:consume")] == pytest.approx(0.4)
     assert sorted(r["run_id"] for r in results.trend) == ["r1", "r3"]
-    assert len(results.failures) == 4 and sum(results.quarantine_by_reason.values()) == 7
+    assert len(results.failures) == 4 and sum(results.quarantine_by_reason.values()) == 11
 
 
 @pytest.mark.parametrize("kept", [(), schema.PARTIALS], ids=["no partial tables", "an older format of them"])
@@ -170,7 +172,7 @@ def test_ingest_is_incremental_and_idempotent(spark, tmp_path):
         "bad": records.where("reason is not null").count(),
         "bad in the partial table": load.read_table(spark, warehouse, "quarantine").count(),
     }
-    assert counts == {"cases": 6, "bad": 5, "bad in the partial table": 5}
+    assert counts == {"cases": 6, "bad": 7, "bad in the partial table": 7}
 
 
 def test_driver_rows_become_the_same_frame_as_pysparks_own(spark):
@@ -366,21 +368,25 @@ def test_what_cannot_be_read_is_quarantined_with_its_reason_and_the_rest_counts_
     reasons = results.quarantine_by_reason
     named = [reason for reason in reasons if reason.startswith("run directory name")]
     assert sorted(name for reason in named for name in bad_names if repr(name) in reason) == sorted(bad_names)
-    assert (reasons["two JSON records on one line"], reasons["empty report file"]) == (1, 1)
-    assert sum(reasons.values()) == 4 + len(bad_names) + 2  # the sample's own 4 bad lines, r1 counted once
+    assert (reasons["two JSON records on one line"], reasons["empty report file"]) == (2, 1)  # one the sample's
+    assert sum(reasons.values()) == 6 + len(bad_names) + 2  # the sample's own 6 bad lines, r1 counted once
     trend = {row["run_id"]: row["test_cases"] for row in results.trend}
     assert trend == {"r1": 6, "r4": 1, "r5": 1}
     assert results.configurations == [BASELINE_LABEL, TIGHT_LABEL]  # no "unknown": BOM and writer-less lines read
 
 
 WRONG_STEPS = "field 'steps' is a string, expected an integer or null"
+STEPS_LINE = '{"type": "alert", "report_schema": 1, "steps": "many"}'
 PARSED = [  # a line as written, and (its type as read, why it is quarantined)
     ('{"type": "test_case", "report_schema": 1}', ("test_case", "a test_case line without 'property'")),
     ('\ufeff{"type": "alert", "report_schema": 1}', ("alert", None)),
     ('{"type": "alert", "report_schema": 1}{"type": "b"}', ("alert", "two JSON records on one line")),
     ('{"type": "alert", "report_schema": 1} \t {"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1}, {"type": "b"}', ("alert", "two JSON records on one line")),
+    ('{"type": "alert", "report_schema": 1} x', ("alert", "text after the JSON record")),
+    ('{"type": "alert", "report_schema": 1, "message": "a"}}', ("alert", "text after the JSON record")),
     ('{"type": "alert", "report_schema": 1, "message": "}{ and } {"}', ("alert", None)),
-    ('{"type": "alert", "report_schema": 1, "steps": "many"}', ("alert", WRONG_STEPS)),
+    (STEPS_LINE, ("alert", WRONG_STEPS)),
     ('{"type": "alert", "report_schema": 2}', ("alert", "unknown report schema version 2")),
     ("null", (None, "not a JSON report line")),
     ('[{"type": "alert", "report_schema": 1}]', (None, "not a JSON report line")),
@@ -388,14 +394,15 @@ PARSED = [  # a line as written, and (its type as read, why it is quarantined)
 ]
 
 
-def test_each_line_is_read_once_and_two_records_on_one_line_are_told_from_braces_in_a_string(spark):
-    """parse_lines reads each line as the one element of an array; only a line that is not valid that way is
-    searched for two records."""
+def test_a_line_is_one_record_and_two_records_or_text_after_one_are_told_from_braces_in_a_string(spark):
+    """parse_lines reads each line as one record and as an array's elements: a line that is not exactly one object
+    is quarantined; only such a line is searched for two records."""
     rows = [("r", "f", n, text, n == len(PARSED)) for n, (text, _) in enumerate(PARSED, 1)]
     lines = create_frame(spark, rows, schema.LINES.add("is_last", T.BooleanType()))
     parsed = transform.parse_lines(lines).orderBy("line").select("record.type", "record.steps", "reason").collect()
     assert [(row["type"], row["reason"]) for row in parsed] == [expected for _, expected in PARSED]
-    assert parsed[5]["steps"] is None  # a field of the wrong type is null (and named), the rest of the line is read
+    # A field of the wrong type is null (and named), the rest of the line is read.
+    assert parsed[[text for text, _ in PARSED].index(STEPS_LINE)]["steps"] is None
 
 
 JOBS = 2

@@ -63,4 +63,7 @@ def test_the_default_driver_runs_with_the_jvms_own_flags_and_the_tuning_is_opt_i
         tuned, pending = configure_local(RecordingBuilder(), "local[2]", True, environ=environ, class_archive=True)
         options = tuned.options["spark.driver.extraJavaOptions"].split()
     assert pending is not None and f"-XX:ArchiveClassesAtExit={pending}" in options
-    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"} <= set(options)
+    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"} <= set(options) and "-XX:+UseParallelGC" not in options
+    large, _ = configure_local(RecordingBuilder(), "local[2]", False, environ=environ, class_archive=True)
+    options = large.options["spark.driver.extraJavaOptions"].split()
+    assert "-XX:+UseParallelGC" in options and "-XX:TieredStopAtLevel=1" not in options

@@ -58,6 +58,8 @@ POP = {
                              faults=(PopFault("broker_read_only", "m0", 0, LASTING_MS),)),
     "namesrv-down": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1")), api="pop", invisible_ms=5000,
                                 faults=(PopFault("namesrv_stop", "m0", 0, LASTING_MS),)),
+    "beside-pull": PopWorkload((PopMessage("m0", ("FAILURE",), pulled=True), PopMessage("m1", ("FAILURE",))),
+                               api="pop", invisible_ms=5000),
 }
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
 # exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,
@@ -91,7 +93,8 @@ JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-
           "push-customized": "RP-03", "push-fifo": "FF-02",
           "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
           "pop-kill": "PG-01", "simple-read-only-poison": "PG-02", "push-namesrv-down": "PG-01",
-          "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01"}
+          "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01",
+          "pop-beside-pull": "PC-04"}
 
 
 def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:

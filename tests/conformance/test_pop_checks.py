@@ -17,6 +17,7 @@ from conformance.checker.pop_checks import (
     check_never_dead_letters,
     check_pop_delay,
     check_pop_timeout,
+    check_send_back_beside_pop,
     get_reference_delay_ms,
 )
 from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
@@ -144,6 +145,22 @@ def test_the_remoting_pop_consumer_waits_its_pop_delay_level_never_dead_letters_
     slow = PopWorkload((PopMessage("m0", ("SLOW",)),), api="pop", invisible_ms=3000)
     assert check_pop_timeout(make_run(slow, on_time))[0] == "conforms"
     assert check_pop_timeout(make_run(slow, on_time[:1]))[0] == "deviates"
+
+
+def test_a_pulled_failure_comes_back_through_send_back_and_a_popped_one_through_revive():
+    """PC-04: one group, two roads — the pulled message's copy in %RETRY%<group> no earlier than delay level 3, the
+    popped one's in %RETRY%<group>_<topic>; a copy on the other road, or a pulled copy back early, deviates."""
+    workload = POP["beside-pull"]
+    deliveries = [delivery(1, 0, "m0"), delivery(2, 100, "m1"), delivery(3, 10_500, "m0", attempt=2, seen=1),
+                  delivery(4, 14_000, "m1", attempt=2, seen=1)]
+    good = evolve(make_run(workload, deliveries), final=PopFinal((("m1", 1),), (), (("m0", 1),)))
+    assert check_send_back_beside_pop(good)[0] == "conforms" and check_at_least_once(good)[0] == "conforms"
+    assert "m0" not in check_pop_delay(good)[1]  # PC-01 is the popped message's rule only
+    crossed = evolve(good, final=PopFinal((("m0", 1), ("m1", 1)), (), ()))
+    assert check_send_back_beside_pop(crossed)[:3:2] == ("deviates", ["m0"])
+    early = evolve(good, deliveries=(*deliveries[:2], evolve(deliveries[2], time_ms=5000), deliveries[3]))
+    assert check_send_back_beside_pop(early)[:3:2] == ("deviates", ["m0"])
+    assert check_send_back_beside_pop(make_run(POP["fail-once"], deliveries[:1])) is None
 
 
 def test_every_5x_client_rule_has_a_status_for_every_api():

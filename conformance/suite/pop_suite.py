@@ -8,7 +8,7 @@ import pytest
 
 from conformance.harness import judge_pop_run
 from conformance.history.pop_workload import RESTART_KINDS, PopFault, PopMessage, PopWorkload
-from conformance.runner.backends import admin, get_backend_name
+from conformance.runner.backends import admin
 from conformance.runner.backends.pop_backend import RealPopBackend
 from conformance.runner.clients.protocol import get_transcript_problems
 from conformance.runner.pop_run import run_pop_workload
@@ -103,20 +103,13 @@ def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:
     return ("conforms", "deviates", "indefinite") if restarted else ("conforms", "deviates")
 
 
-# The faults the model-backed 5.x server cannot make (conformance/suite/pop_targets.py): its broker refuses a
-# permission change, its name server cannot be paused, and it has no crash of the POP state on the wire (a graceful
-# proxy restart only). Workloads with one run on RocketMQ 5.3.3 alone (spec/13-clients.md says so).
-MODEL_MISSING_FAULTS = frozenset({"broker_read_only", "namesrv_stop", "proxy_kill"})
-
-
-def get_params(*apis: str, backend: str | None = None) -> list:
+def get_params(*apis: str) -> list:
     """The workloads of `apis` ("simple", "push", "pop") as pytest params (workload, the rule it is there for), ids
-    `<api>-<name>`; on the model-backed server (RMQSPEC_BACKEND, or `backend`) those it can run."""
+    `<api>-<name>`: every one on either backend, the model-backed server making each fault as RocketMQ 5.3.3 does
+    (conformance/suite/pop_targets.py)."""
     suites = {"simple": SIMPLE, "push": PUSH, "pop": POP}
-    on_model = (backend or get_backend_name()) == "model"
     return [pytest.param(w, JUDGES[f"{api}-{name}"], id=f"{api}-{name}") for api in apis
-            for name, w in suites[api].items()
-            if not (on_model and {f.kind for f in w.faults} & MODEL_MISSING_FAULTS)]
+            for name, w in suites[api].items()]
 
 
 def require_client(reason: str | None) -> None:

@@ -28,7 +28,7 @@ from conformance.history.pop_workload import (
     PopWorkload,
 )
 from conformance.history.records import Delivery, FaultEvent
-from conformance.suite.pop_suite import MODEL_MISSING_FAULTS, POP, PUSH, SIMPLE, get_params
+from conformance.suite.pop_suite import POP, PUSH, SIMPLE, get_params
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
 
@@ -192,9 +192,11 @@ def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_bindin
         assert check_invisible_time(run)[0] == verdict, kind
 
 
-def test_the_model_backend_runs_every_workload_but_those_with_a_fault_it_cannot_make():
-    real = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")}
-    model = {p.id for p in get_params("simple", "push", "pop", backend="model")}
-    left = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")
-            if {f.kind for f in p.values[0].faults} & MODEL_MISSING_FAULTS}
-    assert model == real - left and left and "simple-kill" in model and "simple-proxy-restart" in model
+def test_every_workload_runs_on_both_backends_and_judges_its_rule():
+    """No workload is left out on the model-backed server (it makes every fault: test_pop_server_faults.py), and
+    each names the rule it is there for."""
+    params = get_params("simple", "push", "pop")
+    kinds = {f.kind for p in params for f in p.values[0].faults}
+    assert len(params) == len(SIMPLE) + len(PUSH) + len(POP)
+    assert {"broker_read_only", "namesrv_stop", "proxy_kill"} <= kinds
+    assert {p.values[1] for p in params if p.id == "pop-beside-pull"} == {"PC-04"}

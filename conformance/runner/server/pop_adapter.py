@@ -241,6 +241,12 @@ class PopAdapter:
         self.keep(on_broker_restart(self.state(), graceful=True))
         self.clients = on_proxy_restart(self.clients)
 
+    def crash(self) -> None:
+        """The broker with its local proxy killed and started again: the broker's POP progress falls back to its
+        last persist (PO-10), the proxy forgets every client's settings (RP-03)."""
+        self.keep(on_broker_restart(self.state(), graceful=False))
+        self.clients = on_proxy_restart(self.clients)
+
     def receive(self, group: str, topic: str, batch: int, invisible_time: int, exp: str, attempt_id: str | None,
                 now: int, client_id: str | None = None, auto_renew: bool = False) -> tuple[Received, bool]:
         """(the answer, whether the broker's pop found anything: a receive whose messages the filter all took is

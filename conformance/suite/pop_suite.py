@@ -61,10 +61,13 @@ POP = {
     "beside-pull": PopWorkload((PopMessage("m0", ("FAILURE",), pulled=True), PopMessage("m1", ("FAILURE",))),
                                api="pop", invisible_ms=5000),
 }
+# A push listener's success after HOLD_MS + LATE_BY_MS: past the proxy's 60 s invisible time for an auto-renewed
+# receive, so the proxy must have renewed it (spec/16-proxy.md PD-07) for it to be delivered once (PG-04).
+HOLD_MS = 65_000
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
 # exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,
 # so a client that nacks for less shows it); a FIFO group; the consumer restarted with a message in flight; the name
-# server not answering while a failed message waits for its retry.
+# server not answering while a failed message waits for its retry; a message held past the proxy's invisible time.
 PUSH = {
     "poison": PopWorkload((PopMessage("m0", forever=True),), api="push"),
     "fail-raise-slow": PopWorkload((PopMessage("m0", ("FAILURE", "EXCEPTION")), PopMessage("m1", ("SLOW",))),
@@ -79,6 +82,7 @@ PUSH = {
                            faults=(PopFault("client_restart", "m0", 0),)),
     "namesrv-down": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1")), api="push", retry_max_times=3,
                                 faults=(PopFault("namesrv_stop", "m0", 0, LASTING_MS),)),
+    "hold": PopWorkload((PopMessage("m0", ("SLOW",)),), api="push", invisible_ms=HOLD_MS),
 }
 
 
@@ -94,7 +98,7 @@ JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-
           "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
           "pop-kill": "PG-01", "simple-read-only-poison": "PG-02", "push-namesrv-down": "PG-01",
           "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01",
-          "pop-beside-pull": "PC-04"}
+          "pop-beside-pull": "PC-04", "push-hold": "PG-04"}
 
 
 def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:

@@ -316,10 +316,10 @@ class Server:
         """Fault (5.x): the broker and its local-mode proxy stopped (SIGTERM: a graceful stop) and started again on
         their ports: every connection and gRPC stream drops, the POP state as a graceful restart leaves it and the
         proxy without any client's settings (PopAdapter.restart); the name server stays up."""
-        self.advance()
+        now = self.advance()
         await self.close_endpoint("broker")
         await self._grpc_service.stop_grpc(self._grpc)
-        self.pop.restart()
+        self.pop.restart(now)
         self.consumers.clear()
         await self.open_endpoint("broker")
         self._grpc, _port = await self._grpc_service.start_grpc(self, int(self.proxy_addr.rsplit(":", 1)[1]))

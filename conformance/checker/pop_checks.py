@@ -27,6 +27,8 @@ ARRIVAL_SLACK_MS = 300
 # client suites lower it to 5 s, conformance/suite/pop_fixtures.py), and the pickup allowance of 2 s.
 REVIVE_LAG_MAX_MS = 9000
 PICKUP_MS = 2000
+# ProxyConfig.defaultInvisibleTimeMills: the invisible time of a receive with auto-renew (a gRPC push consumer's).
+PROXY_INVISIBLE_MS = 60_000
 # The remoting POP consumer pops with pollTime BROKER_SUSPEND_MAX_TIME_MILLIS (DefaultMQPushConsumerImpl.popMessage):
 # the broker holds it up to 15 s, and a revived copy in the retry topic does not end that hold.
 REMOTING_POP_POLL_MS = 15_000
@@ -319,7 +321,26 @@ def check_send_back_beside_pop(run: PopRun):
     return ("conforms", "; ".join(judged)) if judged else None
 
 
+def check_held_renewed(run: PopRun):
+    """[PD-07] A gRPC push consumer's listener that held a message past the proxy's invisible time for an
+    auto-renewed receive (PROXY_INVISIBLE_MS) and then succeeded: the proxy renewed it, so it is not delivered again
+    and no revived copy waits for it; judged once the copy an unrenewed message would get was due (revive lag)."""
+    held = [d for d in run.deliveries if run.workload.api == "push" and run.get_answer(d) == "SLOW"
+            and run.workload.get_late_ms() > PROXY_INVISIBLE_MS]
+    if not held:
+        return None
+    again = [d.uniq_key for d in held if any(d2.time_ms > d.time_ms for d2 in run.get_deliveries(d.uniq_key))
+             or has_waiting_copy(run, d.uniq_key)]
+    if again:
+        return "deviates", f"held {run.workload.get_late_ms()} ms, then back or revived: {again}", again
+    due = max(d.time_ms for d in held) + PROXY_INVISIBLE_MS + REVIVE_LAG_MAX_MS
+    if run.ended_ms < due:
+        return "indefinite", "the run ended before an unrenewed copy was due", [d.uniq_key for d in held]
+    return "conforms", f"held {run.workload.get_late_ms()} ms past the {PROXY_INVISIBLE_MS} ms invisible time: " \
+                       "renewed, delivered once, no revived copy"
+
+
 POP_CHECKS = {"PG-01": check_at_least_once, "PG-02": check_dead_letter, "PG-03": check_invisible_time,
               "PG-04": check_attempt_once, "FF-02": check_fifo_order, "RP-03": check_backoff,
               "PC-01": check_pop_delay, "PC-02": check_never_dead_letters, "PC-03": check_pop_timeout,
-              "PC-04": check_send_back_beside_pop}
+              "PC-04": check_send_back_beside_pop, "PD-07": check_held_renewed}

@@ -62,8 +62,9 @@ POP = {
                                api="pop", invisible_ms=5000),
 }
 # A push listener's success after HOLD_MS + LATE_BY_MS: past the proxy's 60 s invisible time for an auto-renewed
-# receive, so the proxy must have renewed it (spec/16-proxy.md PD-07) for it to be delivered once (PG-04).
-HOLD_MS = 65_000
+# receive and the revive lag after it, so the proxy must have renewed it (spec/16-proxy.md PD-07) for it to be
+# delivered once and leave no revived copy.
+HOLD_MS = 70_000
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
 # exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,
 # so a client that nacks for less shows it); a FIFO group; the consumer restarted with a message in flight; the name
@@ -98,7 +99,7 @@ JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-
           "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
           "pop-kill": "PG-01", "simple-read-only-poison": "PG-02", "push-namesrv-down": "PG-01",
           "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01",
-          "pop-beside-pull": "PC-04", "push-hold": "PG-04"}
+          "pop-beside-pull": "PC-04", "push-hold": "PD-07"}
 
 
 def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:

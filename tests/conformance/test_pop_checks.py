@@ -13,6 +13,7 @@ from conformance.checker.pop_checks import (
     check_backoff,
     check_dead_letter,
     check_fifo_order,
+    check_held_renewed,
     check_invisible_time,
     check_never_dead_letters,
     check_pop_delay,
@@ -163,9 +164,21 @@ def test_a_pulled_failure_comes_back_through_send_back_and_a_popped_one_through_
     assert check_send_back_beside_pop(make_run(POP["fail-once"], deliveries[:1])) is None
 
 
+def test_a_message_held_past_the_proxys_invisible_time_must_not_come_back():
+    """PD-07 through a push listener: held 71.5 s, then a success — renewed, it is neither delivered again nor
+    revived; a revived copy (no renewal) deviates; a run ended before such a copy was due is indefinite."""
+    workload = PUSH["hold"]
+    held = [delivery(1, 0)]
+    assert check_held_renewed(make_run(workload, held, ended=80_000))[0] == "conforms"
+    revived = evolve(make_run(workload, held, ended=80_000), final=PopFinal((("m0", 1),), ()))
+    assert check_held_renewed(revived)[:3:2] == ("deviates", ["m0"])
+    assert check_held_renewed(make_run(workload, held, ended=65_000))[0] == "indefinite"
+    assert check_held_renewed(make_run(PUSH["fail-raise-slow"], held)) is None
+
+
 def test_every_5x_client_rule_has_a_status_for_every_api():
     """Chapters 17-19's client rules and RP-03's client side: each API judges it (a check), or says why not."""
-    spec = {"PG-01", "PG-02", "PG-03", "PG-04", "FF-02", "RP-03", "PC-01", "PC-02", "PC-03", "PC-04"}
+    spec = {"PG-01", "PG-02", "PG-03", "PG-04", "FF-02", "RP-03", "PC-01", "PC-02", "PC-03", "PC-04", "PD-07"}
     for api in ("simple", "push", "pop"):
         run = make_run(PopWorkload((PopMessage("m0"),), api=api), [delivery(1, 0)], [Settled(1, 10, "ack", "OK")])
         verdicts = judge_pop(run)

@@ -62,8 +62,8 @@ POP = {
                                api="pop", invisible_ms=5000),
 }
 # A push listener's success after HOLD_MS + LATE_BY_MS: past the proxy's 60 s invisible time for an auto-renewed
-# receive and the revive lag after it, so the proxy must have renewed it (spec/16-proxy.md PD-07) for it to be
-# delivered once and leave no revived copy.
+# receive and the revive lag after it; RocketMQ 5.3.3's proxy never renews it (spec/16-proxy.md PD-07), so it is
+# delivered again meanwhile.
 HOLD_MS = 70_000
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
 # exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,

@@ -1,10 +1,10 @@
 """The proxy's auto-renew of the messages a gRPC push consumer holds (ReceiptHandleProcessor,
-DefaultReceiptHandleManager, spec/16-proxy.md PD-07): a receive with auto-renew keeps each message's handle; a
-scan every 5 s renews a handle whose invisible time ends within 10 s, by a change of its invisible time to the next
-renew delay (1 m, 3 m, 5 m, 10 m, 30 m, then 1 h), until the message has been held 3 h (then RP-04's last change);
-the client's ack or change takes the handle the proxy renewed last; a client gone offline gets its messages back
-after 1 s. Pure: the scan answers what to ask the broker, the caller asks it (model/proxy/consumer.py's change)
-and hands the answer back."""
+DefaultReceiptHandleManager, spec/16-proxy.md PD-07): a receive with auto-renew keeps each message's handle; where
+the scan runs at all (develop; never through 5.3.3: `is_renewing`), a scan every 5 s renews a handle whose
+invisible time ends within 10 s, by a change of its invisible time to the next renew delay (1 m, 3 m, 5 m, 10 m,
+30 m, then 1 h), until the message has been held 3 h (then RP-04's last change); the client's ack or change takes
+the handle the proxy renewed last; a client gone offline gets its messages back after 1 s. Pure: the scan answers
+what to ask the broker, the caller asks it (model/proxy/consumer.py's change) and hands the answer back."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from attrs import frozen
 
 from model.proxy.settings import DEFAULT_PROXY_CONFIG, ProxyConfig
 from model.values.pop_wire import Handle
+from model.values.profiles import Profile
 from model.values.records import evolve
 
 # RenewStrategyPolicy.next: the invisible time of the n-th renewal (the last one repeats).
@@ -50,6 +51,13 @@ class Renewal:
 
     kind: RenewKind
     invisible_time: int = 0
+
+
+def is_renewing(profile: Profile) -> bool:
+    """[PD-07] Whether the renew scan runs at all: through 5.3.3 DefaultMessagingProcessor starts only its service
+    manager, never the ReceiptHandleProcessor whose start schedules the scan (profile flag
+    `proxy_renews_held_handles`), so the handles are kept but never renewed nor cleared."""
+    return profile.proxy_renews_held_handles
 
 
 def compute_renew_delay(renew_times: int) -> int:

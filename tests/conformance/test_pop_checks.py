@@ -164,16 +164,20 @@ def test_a_pulled_failure_comes_back_through_send_back_and_a_popped_one_through_
     assert check_send_back_beside_pop(make_run(POP["fail-once"], deliveries[:1])) is None
 
 
-def test_a_message_held_past_the_proxys_invisible_time_must_not_come_back():
-    """PD-07 through a push listener: held 71.5 s, then a success — renewed, it is neither delivered again nor
-    revived; a revived copy (no renewal) deviates; a run ended before such a copy was due is indefinite."""
+def test_a_message_held_past_the_proxys_invisible_time_comes_back_after_it_on_5_3_3():
+    """PD-07 through a push listener held 71.5 s: the receive asked auto-renew (60 s) and 5.3.3 never renews, so the
+    message is back no earlier than 60 s after its delivery; back earlier (no auto-renew) or never (renewed) deviates;
+    a run ended before it was due is indefinite."""
     workload = PUSH["hold"]
-    held = [delivery(1, 0)]
-    assert check_held_renewed(make_run(workload, held, ended=80_000))[0] == "conforms"
-    revived = evolve(make_run(workload, held, ended=80_000), final=PopFinal((("m0", 1),), ()))
-    assert check_held_renewed(revived)[:3:2] == ("deviates", ["m0"])
-    assert check_held_renewed(make_run(workload, held, ended=65_000))[0] == "indefinite"
-    assert check_held_renewed(make_run(PUSH["fail-raise-slow"], held)) is None
+    back = [delivery(1, 0), delivery(2, 65_000, attempt=2, seen=1)]
+    assert check_held_renewed(make_run(workload, back, ended=80_000))[0] == "conforms"
+    revived = evolve(make_run(workload, back[:1], ended=80_000), final=PopFinal((("m0", 1),), ()))
+    assert check_held_renewed(revived)[0] == "conforms"
+    early = [delivery(1, 0), delivery(2, 20_000, attempt=2, seen=1)]
+    assert check_held_renewed(make_run(workload, early, ended=80_000))[:3:2] == ("deviates", ["m0"])
+    assert check_held_renewed(make_run(workload, back[:1], ended=90_000))[:3:2] == ("deviates", ["m0"])
+    assert check_held_renewed(make_run(workload, back[:1], ended=70_000))[0] == "indefinite"
+    assert check_held_renewed(make_run(PUSH["fail-raise-slow"], back)) is None
 
 
 def test_every_5x_client_rule_has_a_status_for_every_api():

@@ -1,7 +1,8 @@
 """The model-backed proxy's auto-renew (spec/16-proxy.md PD-07) on the wire, with the renew timings lowered so that a
-test sees a renewal in seconds: a push consumer's receive (auto-renew) is renewed before its invisible time ends,
-and its ack with the handle it received — expired by then — acts on the handle the proxy renewed, as RocketMQ
-5.3.3's AckMessageActivity does."""
+test sees a renewal in seconds. Where the scan runs (develop's proxy) a push consumer's receive (auto-renew) is
+renewed before its invisible time ends, and its ack with the handle it received — expired by then — acts on the
+handle the proxy renewed (AckMessageActivity); where it does not (5.3.3, the server's profile) nothing is renewed and
+that ack is refused as expired (PD-05)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,12 @@ def target():
         yield running
 
 
-def test_a_held_message_is_renewed_and_its_expired_handle_acks_through_the_renewed_one(target):
+@pytest.mark.parametrize("running", [True, False])
+def test_a_held_message_is_renewed_where_the_scan_runs_and_its_expired_handle_acks_through_the_renewed_one(target,
+                                                                                                          running):
     client, other = Client(target.endpoints), Client(target.endpoints)
+    renewals = target.runner.server.pop.renewals
+    target.runner.call(lambda: setattr(renewals, "running", running))
     try:
         topic, group = names(target, "renew")
         client.settings(group, topic)
@@ -38,12 +43,14 @@ def test_a_held_message_is_renewed_and_its_expired_handle_acks_through_the_renew
         request = codec.encode_receive(group, topic, 1, 0, 0, auto_renew=True)
         code, received = codec.decode_receive(client.call("ReceiveMessage", request))
         assert code == pb.Code.OK and [m.message_id for m in received] == ["k0"]
-        time.sleep(4.0)  # past the 3 s invisible time: renewed about 1-2 s before it ended
-        held = target.runner.call(lambda: [h.renew_times for h in target.runner.server.pop.renewals.held.values()])
-        assert held == [1] and other.receive(group, topic)[1] == ()
+        time.sleep(4.0)  # past the 3 s invisible time: renewed about 1-2 s before it ended, where the scan runs
+        held = target.runner.call(lambda: [h.renew_times for h in renewals.held.values()])
+        assert held == [1 if running else 0]
+        assert not running or other.receive(group, topic)[1] == ()  # renewed: not visible to another consumer
         ack = client.call("AckMessage", codec.encode_ack(group, topic, "k0", received[0].receipt_handle))
-        assert ack.status.code == pb.Code.OK
-        assert target.runner.call(lambda: dict(target.runner.server.pop.renewals.held)) == {}
+        assert ack.status.code == (pb.Code.OK if running else pb.Code.INVALID_RECEIPT_HANDLE)
+        assert target.runner.call(lambda: dict(renewals.held)) == {}
     finally:
+        target.runner.call(lambda: setattr(renewals, "running", False))
         client.close()
         other.close()

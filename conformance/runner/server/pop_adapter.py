@@ -45,6 +45,7 @@ from model.proxy.clients import (
 from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
 from model.proxy.dlq import on_forward_to_dlq, process_follow_up
 from model.proxy.receive import ReceiveRequest, on_receive
+from model.proxy.renew import is_renewing
 from model.proxy.settings import ConsumerSettings, ProxyConfig, compute_consumer_settings
 
 # The broker configuration keys UPDATE_BROKER_CONFIG may change at run time, as PopConfig fields.
@@ -101,7 +102,7 @@ class PopAdapter:
 
     def __attrs_post_init__(self) -> None:
         if self.renewals is None:
-            self.renewals = Renewals(self.proxy)
+            self.renewals = Renewals(self.proxy, is_renewing(self.brokers.config.profile))
 
     @property
     def epoch_ms(self) -> int:
@@ -206,7 +207,7 @@ class PopAdapter:
         """The proxy's renew scan, the revive service and the offset persist at `now`; the topics that received
         revived copies."""
         state = self.state()
-        if self.renewals.held and now >= self.renewals.scan_at:
+        if self.renewals.next_due() is not None and now >= self.renewals.scan_at:
             state = self.renewals.scan(state, self.clients, now)
         state, answer = on_revive(state, now)
         if now >= self.flush_at:

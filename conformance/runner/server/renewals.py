@@ -22,6 +22,8 @@ class Renewals:
     """What the proxy holds for its clients, and when it scans next (model time)."""
 
     proxy: ProxyConfig
+    # Whether the scan runs (is_renewing of the profile: never through 5.3.3).
+    running: bool = True
     held: dict[Key, HeldHandle] = attrs.field(factory=dict)
     scan_at: int = 0
 
@@ -37,7 +39,7 @@ class Renewals:
         return get_held_handle(self.held.pop((client_id, group, message_id), None), handle)
 
     def next_due(self) -> int | None:
-        return self.scan_at if self.held else None
+        return self.scan_at if self.held and self.running else None
 
     def scan(self, state: PopBroker, clients: ProxyClients, now: int) -> PopBroker:
         """The renew scan at `now`: each held handle renewed, stopped, given up or cleared as compute_renewal says,
@@ -64,9 +66,9 @@ class Renewals:
         return state, on_renew_answer(held, renewal, answer.code, answer.handle)
 
     def clear(self, state: PopBroker, now: int) -> PopBroker:
-        """A graceful proxy stop (clearAllHandle): every held message made visible again after
-        invisibleTimeMillisWhenClear; nothing held after."""
-        for held in self.held.values():
+        """A graceful proxy stop (clearAllHandle, where the manager was started: `running`): every held message
+        made visible again after invisibleTimeMillisWhenClear; nothing held after."""
+        for held in self.held.values() if self.running else ():
             state, _kept = self.renew(state, held, Renewal(RenewKind.CLEAR,
                                                            self.proxy.invisible_time_millis_when_clear), now)
         self.held.clear()

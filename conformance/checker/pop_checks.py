@@ -13,6 +13,12 @@ from __future__ import annotations
 from conformance.history.pop_records import PopRun
 from conformance.history.pop_workload import LASTING_KINDS, RESTART_KINDS
 from conformance.history.records import Delivery
+from model.values.delay_levels import (
+    DEFAULT_MESSAGE_DELAY_LEVEL,
+    DEFAULT_RETRY_LEVEL_BASE,
+    compute_delay_millis,
+    parse_delay_level,
+)
 
 # The adapter writes a delivery line after the client got it: its time is late by the line's trip (ms), never early.
 ARRIVAL_SLACK_MS = 300
@@ -21,12 +27,16 @@ ARRIVAL_SLACK_MS = 300
 # client suites lower it to 5 s, conformance/suite/pop_fixtures.py), and the pickup allowance of 2 s.
 REVIVE_LAG_MAX_MS = 9000
 PICKUP_MS = 2000
+# ProxyConfig.defaultInvisibleTimeMills: the invisible time of a receive with auto-renew (a gRPC push consumer's).
+PROXY_INVISIBLE_MS = 60_000
 # The remoting POP consumer pops with pollTime BROKER_SUSPEND_MAX_TIME_MILLIS (DefaultMQPushConsumerImpl.popMessage):
 # the broker holds it up to 15 s, and a revived copy in the retry topic does not end that hold.
 REMOTING_POP_POLL_MS = 15_000
 FAILURES = ("FAILURE", "EXCEPTION", "NOTHING", "RECONSUME_LATER")
 # ConsumeMessagePopConcurrentlyService's table (DefaultMQPushConsumerImpl.popDelayLevel, PC-01), seconds.
 POP_DELAY_S = (10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)
+# The broker's delay levels: a pulling consumer's send-back waits level 3 + reconsumeTimes (SB-05, ST-03).
+DELAY_LEVELS_MS = parse_delay_level(DEFAULT_MESSAGE_DELAY_LEVEL)
 
 
 def get_keys(run: PopRun) -> list[str]:
@@ -51,6 +61,8 @@ def get_due_ms(run: PopRun, delivery: Delivery) -> float:
     if settled is not None and settled.action == "change" and settled.code == "OK":
         return settled.time_ms + settled.invisible_ms
     if run.workload.api == "pop" and run.get_answer(delivery) in FAILURES:
+        if delivery.uniq_key in run.workload.get_pulled_keys():
+            return delivery.time_ms + get_send_back_delay_ms(delivery)
         return delivery.time_ms + get_pop_delay_ms(run, delivery)
     return delivery.time_ms + run.workload.invisible_ms
 
@@ -63,6 +75,11 @@ def get_pop_delay_ms(run: PopRun, delivery: Delivery) -> int:
         return POP_DELAY_S[min(delivery.reconsume_times, len(POP_DELAY_S) - 1)] * 1000
     age_s = (delivery.time_ms - run.sent_ms) / 1000
     return next((d for d in POP_DELAY_S if d > age_s), POP_DELAY_S[-1]) * 1000
+
+
+def get_send_back_delay_ms(delivery: Delivery) -> int:
+    """A pulling consumer's failure: its send-back's delay level 3 + reconsumeTimes (chapter 02, PC-04)."""
+    return compute_delay_millis(DELAY_LEVELS_MS, DEFAULT_RETRY_LEVEL_BASE + delivery.reconsume_times)
 
 
 def get_hold_ms(run: PopRun) -> int:
@@ -229,7 +246,7 @@ def check_pop_delay(run: PopRun):
     popDelayLevel[reconsumeTimes] and within it plus the revive lag."""
     wrong, judged = [], []
     limit = run.workload.max_reconsume_times if run.workload.max_reconsume_times >= 0 else 16
-    for key in get_keys(run):
+    for key in sorted(set(get_keys(run)) - run.workload.get_pulled_keys()):
         seen = run.get_deliveries(key)
         for before, after in zip(seen, seen[1:], strict=False):
             times = before.reconsume_times
@@ -272,6 +289,68 @@ def check_pop_timeout(run: PopRun):
                                  f"{d2.reconsume_times}" for d, d2 in zip(slow, again, strict=True))
 
 
+def check_send_back_beside_pop(run: PopRun):
+    """[PC-04] One group, two roads: a pulling consumer's failed message comes back through 4.x send-back — a copy
+    in %RETRY%<group> with reconsumeTimes + 1, delivered no earlier than its delay level 3 + reconsumeTimes — and
+    none in the POP retry topic; a popping consumer's through revive — a copy in %RETRY%<group>_<topic>, none in
+    %RETRY%<group>."""
+    pulled = run.workload.get_pulled_keys()
+    if not pulled or run.final is None:
+        return None
+    wrong, judged = [], []
+    roads = {True: (run.final.sent_back, run.final.retry), False: (run.final.retry, run.final.sent_back)}
+    for key in get_keys(run):
+        road, other = roads[key in pulled]
+        seen = run.get_deliveries(key)
+        failed = [d for d in seen if run.get_answer(d) in FAILURES]
+        copies = sorted(times for copy_key, times in road if copy_key == key)
+        strays = [times for copy_key, times in other if copy_key == key]
+        name = "%RETRY%<group>" if key in pulled else "%RETRY%<group>_<topic>"
+        if strays or len(copies) < len(failed) or copies[:len(failed)] != [d.reconsume_times + 1 for d in failed]:
+            wrong.append(f"{key}: {len(failed)} failures, copies {copies} in {name}, {strays} on the other road")
+            continue
+        early = [f"{b.time_ms:.0f}->{a.time_ms:.0f}" for b, a in zip(seen, seen[1:], strict=False)
+                 if key in pulled and a.time_ms < get_due_ms(run, b) - ARRIVAL_SLACK_MS]
+        if early:
+            wrong.append(f"{key}: sent back and delivered again before its delay level: {early}")
+        elif failed:
+            gaps = [f"{a.time_ms - b.time_ms:.0f} ms" for b, a in zip(seen, seen[1:], strict=False)]
+            judged.append(f"{key}: copies {copies} in {name}, back after {gaps}")
+    if wrong:
+        return "deviates", "; ".join(wrong), [w.split(":")[0] for w in wrong]
+    return ("conforms", "; ".join(judged)) if judged else None
+
+
+def check_held_renewed(run: PopRun):
+    """[PD-07] A gRPC push consumer's listener that held a message past the proxy's invisible time for an
+    auto-renewed receive (PROXY_INVISIBLE_MS): the client asked auto-renew, so the message came back no earlier than
+    that 60 s after its delivery (a receive without it would take the client's own, shorter, time); RocketMQ 5.3.3's
+    proxy never renews, so it does come back (a redelivery, or a revived copy waiting), once due."""
+    held = [d for d in run.deliveries if run.workload.api == "push" and run.get_answer(d) == "SLOW"
+            and run.workload.get_late_ms() > PROXY_INVISIBLE_MS]
+    if not held:
+        return None
+    early, back = [], []
+    for delivery in held:
+        key = delivery.uniq_key
+        later = [d.time_ms - delivery.time_ms for d in run.get_deliveries(key) if d.time_ms > delivery.time_ms]
+        if later and later[0] < PROXY_INVISIBLE_MS - ARRIVAL_SLACK_MS:
+            early.append(f"{key}: back {later[0]:.0f} ms after its delivery")
+        elif later or has_waiting_copy(run, key):
+            back.append(f"{key}: back {later[0]:.0f} ms after" if later else f"{key}: revived")
+    if early:
+        return "deviates", f"before the {PROXY_INVISIBLE_MS} ms of an auto-renewed receive: {early}", \
+            [e.split(":")[0] for e in early]
+    if len(back) == len(held):
+        return "conforms", f"held {run.workload.get_late_ms()} ms, not renewed (5.3.3): {back}"
+    due = max(d.time_ms for d in held) + PROXY_INVISIBLE_MS + REVIVE_LAG_MAX_MS + run.long_polling_ms + PICKUP_MS
+    if run.ended_ms < due:
+        return "indefinite", "the run ended before the held message was due back", [d.uniq_key for d in held]
+    gone = sorted({d.uniq_key for d in held} - {b.split(":")[0] for b in back})
+    return "deviates", f"held past {PROXY_INVISIBLE_MS} ms and never back (renewed, which 5.3.3 does not): {gone}", gone
+
+
 POP_CHECKS = {"PG-01": check_at_least_once, "PG-02": check_dead_letter, "PG-03": check_invisible_time,
               "PG-04": check_attempt_once, "FF-02": check_fifo_order, "RP-03": check_backoff,
-              "PC-01": check_pop_delay, "PC-02": check_never_dead_letters, "PC-03": check_pop_timeout}
+              "PC-01": check_pop_delay, "PC-02": check_never_dead_letters, "PC-03": check_pop_timeout,
+              "PC-04": check_send_back_beside_pop, "PD-07": check_held_renewed}

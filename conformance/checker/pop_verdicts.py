@@ -17,22 +17,24 @@ from conformance.history.pop_records import PopRun
 from conformance.history.pop_workload import RESTART_KINDS
 
 REMOTING_ONLY = "the remoting POP consumer's own retry rule (chapter 18): a gRPC client has the proxy instead"
+NO_AUTO_RENEW = "only a gRPC push consumer receives with auto-renew: the proxy renews nothing else (PD-07)"
+NEVER_PULLS = ("a gRPC consumer never pulls, so it has no send-back road beside POP: its retries are the proxy's "
+               "(PC-04 is judged for the remoting consumer, pulling and popping in one group)")
 # Rule -> why an API is not judged on it: {api: {rule: why}}.
 NOT_FOR_API: dict[str, dict[str, str]] = {
     "simple": {"RP-03": "a SimpleConsumer chooses every invisible duration itself: it has no backoff",
-               **{f"PC-0{n}": REMOTING_ONLY for n in (1, 2, 3)}},
+               **{f"PC-0{n}": REMOTING_ONLY for n in (1, 2, 3)}, "PC-04": NEVER_PULLS, "PD-07": NO_AUTO_RENEW},
     "push": {"PG-03": "the push consumer's nack duration is not on record (the harness does not record gRPC): its "
                       "retries are judged against its backoff (RP-03)",
-             **{f"PC-0{n}": REMOTING_ONLY for n in (1, 2, 3)}},
+             **{f"PC-0{n}": REMOTING_ONLY for n in (1, 2, 3)}, "PC-04": NEVER_PULLS},
     "pop": {"PG-02": "no proxy in front of the remoting POP consumer: it never dead-letters (PC-02)",
+            "PD-07": NO_AUTO_RENEW,
             "RP-03": "the remoting POP consumer reads no group retry policy: its POP delay table (PC-01) instead",
             "FF-02": "RocketMQ 5.3.3's remoting consumer never pops orderly: an orderly listener makes it rebalance on "
                      "the client and pull (RebalancePushImpl.clientRebalance, \"POPTODO order pop consume not "
                      "implement yet\"), its retry then 4.x's orderly one (chapter 12)"},
 }
-NOT_JUDGED5 = {
-    "PC-04": "needs a pulling and a popping consumer of one group at once; the harness runs one consumer",
-}
+NOT_JUDGED5: dict[str, str] = {}
 # Rule -> why the harness does not judge an API on it yet: {api: {rule: why}}.
 NOT_JUDGED_FOR_API: dict[str, dict[str, str]] = {}
 

@@ -67,8 +67,9 @@ def decode_settings(command: spb.TelemetryCommand) -> Backoff:
 
 
 def encode_receive(group: str, topic: str, batch: int, invisible_ms: int, poll_ms: int, exp: str = "*",
-                   broker_name: str = "", attempt_id: str | None = None) -> spb.ReceiveMessageRequest:
-    request = spb.ReceiveMessageRequest(batch_size=batch, auto_renew=False)
+                   broker_name: str = "", attempt_id: str | None = None,
+                   auto_renew: bool = False) -> spb.ReceiveMessageRequest:
+    request = spb.ReceiveMessageRequest(batch_size=batch, auto_renew=auto_renew)
     request.group.name = group
     request.message_queue.topic.name = topic
     request.message_queue.id = -1

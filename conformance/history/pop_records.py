@@ -24,11 +24,13 @@ class GroupSettings:
 
 @frozen
 class PopFinal:
-    """The broker after the consumer stopped: every copy in the group's retry topic and in %DLQ%<group>, as (key,
+    """The broker after the consumer stopped: every copy in the group's POP retry topic (%RETRY%<group>_<topic>), in
+    %DLQ%<group> and in the group's 4.x retry topic (%RETRY%<group>: a pulling consumer's send-backs), as (key,
     reconsumeTimes)."""
 
     retry: tuple[tuple[str, int], ...] = ()
     dead: tuple[tuple[str, int], ...] = ()
+    sent_back: tuple[tuple[str, int], ...] = ()
 
     def get_dead_keys(self) -> list[str]:
         return [key for key, _times in self.dead]

@@ -8,6 +8,11 @@ A message's script is the consumer's answer per delivery, by the consumer's API:
 - a push listener (api "push": the gRPC PushConsumer; "pop": the 5.x remoting push consumer in POP mode): SUCCESS,
   FAILURE, EXCEPTION, SLOW (succeeds after outliving the invisible time).
 Past its script a message succeeds, unless it is a poison one (`forever`): then every delivery fails.
+
+A remoting POP workload may give some messages to a pulling consumer of the same group (`PopMessage.pulled`: the 5.x
+remoting push consumer with client rebalance on, which retries by 4.x send-back; spec/18-pop-consumer.md PC-04):
+the topic then has two queues, the pulled messages go to queue 0 with tag PULL_TAG, the popped ones to queue 1 with
+POP_TAG, each consumer subscribing its own tag.
 """
 
 from __future__ import annotations
@@ -28,17 +33,20 @@ POP_FAULT_KINDS = ("client_kill", "client_restart", "proxy_restart", "proxy_kill
 # The faults that last `duration_ms`, and those that restart RocketMQ 5.3.3 under the consumer.
 LASTING_KINDS = ("broker_read_only", "namesrv_stop")
 RESTART_KINDS = ("proxy_restart", "proxy_kill")
+# The tags of a workload with a pulling consumer beside the popping one: each subscribes its own.
+PULL_TAG, POP_TAG = "PULL", "POP"
 
 
 @frozen
 class PopMessage:
-    """One produced message: its key (the UNIQ_KEY, the gRPC message id), its script, whether it is poison; and for a
-    FIFO group the message group it is sent in."""
+    """One produced message: its key (the UNIQ_KEY, the gRPC message id), its script, whether it is poison; for a
+    FIFO group the message group it is sent in; `pulled`: for the group's pulling consumer (api "pop" only)."""
 
     key: str
     script: tuple[str, ...] = ()
     forever: bool = False
     message_group: str = "g0"
+    pulled: bool = False
 
     def get_answer(self, delivery: int, api: str) -> str:
         """The answer to delivery `delivery` (0 = first)."""
@@ -82,6 +90,9 @@ class PopWorkload:
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "spec_by_key", {m.key: m for m in self.messages})
+        if any(m.pulled for m in self.messages) and (self.api != "pop" or self.fifo or self.faults):
+            raise ValueError(f"a pulled message needs api 'pop', not FIFO, no faults (api={self.api!r}, "
+                             f"fifo={self.fifo}, faults={len(self.faults)})")
 
     def get_answer(self, key: str, delivery: int) -> str:
         spec = self.spec_by_key.get(key)
@@ -96,6 +107,16 @@ class PopWorkload:
     def get_late_ms(self) -> int:
         """How long a LATE_ACK or SLOW answer takes."""
         return self.invisible_ms + LATE_BY_MS
+
+    def get_pulled_keys(self) -> frozenset[str]:
+        """The messages for a pulling consumer of the group (beside the popping one)."""
+        return frozenset(m.key for m in self.messages if m.pulled)
+
+    def get_route(self, message: PopMessage) -> tuple[int, str]:
+        """(queue, tag) a message is sent to: queue 0 with "TagA"; beside a pulling consumer, its own queue and tag."""
+        if not self.get_pulled_keys():
+            return 0, "TagA"
+        return (0, PULL_TAG) if message.pulled else (1, POP_TAG)
 
     def get_poison_keys(self) -> frozenset[str]:
         return frozenset(m.key for m in self.messages if m.forever)

@@ -21,7 +21,7 @@ from attrs import evolve
 
 from conformance.codec import pop
 from conformance.history.pop_records import GroupSettings, PopFinal, PopRun
-from conformance.history.pop_workload import LASTING_KINDS, RESTART_KINDS, PopFault, PopWorkload
+from conformance.history.pop_workload import LASTING_KINDS, POP_TAG, PULL_TAG, RESTART_KINDS, PopFault, PopWorkload
 from conformance.history.records import FaultEvent
 from conformance.runner.clients.driver import AdapterConsumer, OutcomeScript, StartRequest
 
@@ -52,16 +52,18 @@ def set_up(backend, workload: PopWorkload, prefix: str) -> tuple[str, str, Group
     """A fresh topic and group with the workload's settings; (topic, group, the settings the proxy gives)."""
     stamp = f"{time.monotonic_ns() % 10**9}{next(_ids)}"
     topic, group = f"{prefix}T{stamp}", f"{prefix}G{stamp}"
-    backend.create_topic(topic, 1, workload.fifo)
+    backend.create_topic(topic, 2 if workload.get_pulled_keys() else 1, workload.fifo)
     backend.set_group(group, workload.retry_max_times, workload.policy, workload.fifo)
     given = backend.open_consumer(group, topic)
     return topic, group, GroupSettings(given.max_attempts, given.customized_ms, given.exponential_ms, given.fifo)
 
 
 def send_messages(backend, workload: PopWorkload, topic: str) -> None:
-    """Each message once, in order, to queue 0 (a FIFO one in its message group)."""
+    """Each message once, in order, to queue 0 (a FIFO one in its message group; beside a pulling consumer, each to
+    its consumer's queue and tag)."""
     for message in workload.messages:
-        code = backend.send(topic, 0, message.key.encode(), message.key, "TagA",
+        queue_id, tag = workload.get_route(message)
+        code = backend.send(topic, queue_id, message.key.encode(), message.key, tag,
                             message_group=message.message_group if workload.fifo else None)
         if code != 0:
             raise RuntimeError(f"send of {message.key} to {topic} answered {code}")
@@ -73,9 +75,23 @@ def make_request(workload: PopWorkload, topic: str, group: str, instance: str, n
         config = {"invisibleMs": workload.invisible_ms, "maxReconsumeTimes": workload.max_reconsume_times,
                   "clientRebalance": False, "consumeMessageBatchMaxSize": 1}
         mode = "orderly" if workload.fifo else "concurrently"
-        return StartRequest(namesrv, group, topic, instance, mode=mode, config=config, api="push", fifo=workload.fifo)
+        expression = POP_TAG if workload.get_pulled_keys() else "*"
+        return StartRequest(namesrv, group, topic, f"{instance}-1pop" if expression != "*" else instance, mode=mode,
+                            config=config, api="push", fifo=workload.fifo, expression=expression)
     return StartRequest(namesrv, group, topic, instance, config=config, api=workload.api, endpoints=endpoints,
                         fifo=workload.fifo)
+
+
+def make_pull_request(request: StartRequest) -> StartRequest:
+    """The pulling consumer beside the popping one (PC-04): the same client with client rebalance on (it pulls and
+    sends failures back, 4.x's road), subscribing PULL_TAG, reading queue 0 of each topic whoever else is in the
+    group (the topic's queue 0 and the one queue of %RETRY%{group}), each pull carrying its subscription (the broker
+    filters by the group's latest one otherwise: ConsumerGroupInfo.updateSubscription). It starts first, so that the
+    popping client's QUERY_ASSIGNMENT of %RETRY%{group} (PULL, averaged over the sorted client ids) leaves that
+    queue to it; the popping client pops every queue (PC-05) and takes only POP_TAG."""
+    config = {key: request.config[key] for key in ("maxReconsumeTimes", "consumeMessageBatchMaxSize")}
+    return evolve(request, instance=request.instance.replace("-1pop", "-0pull"), expression=PULL_TAG,
+                  config={**config, "clientRebalance": True, "queueIds": [0], "postSubscriptionWhenPull": True})
 
 
 def is_settled(workload: PopWorkload, consumers: list[AdapterConsumer], cap: int, dead: set[str],
@@ -116,8 +132,16 @@ class PopRunner:
 
     def start_consumer(self) -> AdapterConsumer:
         consumer = self.open_client(self.request, self.workload.make_script(), self.log_dir)
-        if self.consumers:
-            consumer.seen = self.consumers[-1].seen  # the script counts deliveries across restarts
+        if self.consumers:  # the script counts deliveries across restarts (and beside a pulling consumer)
+            consumer.seen = self.consumers[-1].seen
+        self.consumers.append(consumer)
+        consumer.start()
+        return consumer
+
+    def start_puller(self) -> AdapterConsumer:
+        """The pulling consumer beside the popping one (make_pull_request), started before it: it stands first in
+        `consumers` (a fault acts on the last) and counts deliveries with the popping one."""
+        consumer = self.open_client(make_pull_request(self.request), self.workload.make_script(), self.log_dir)
         self.consumers.append(consumer)
         consumer.start()
         return consumer
@@ -183,7 +207,8 @@ def read_copies(backend, topic: str) -> tuple[tuple[str, int], ...]:
 
 def read_final(backend, group: str, topic: str) -> PopFinal:
     return PopFinal(read_copies(backend, pop.get_retry_topic(group, topic)),
-                    read_copies(backend, pop.get_dlq_topic(group)))
+                    read_copies(backend, pop.get_dlq_topic(group)),
+                    read_copies(backend, pop.RETRY_PREFIX + group))
 
 
 def read_final_again(target, group: str, topic: str) -> PopFinal:
@@ -209,6 +234,8 @@ def run_pop_workload(target, open_client: OpenClient, workload: PopWorkload, log
     if consumers is not None:
         runner.consumers = consumers
     try:
+        if workload.get_pulled_keys():
+            runner.start_puller()
         runner.start_consumer()
         sent = time.monotonic() * 1000
         send_messages(backend, workload, topic)

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.harness import judge_pop_run
 from conformance.history.pop_workload import RESTART_KINDS, PopFault, PopMessage, PopWorkload
-from conformance.runner.backends import admin, get_backend_name
+from conformance.runner.backends import admin
 from conformance.runner.backends.pop_backend import RealPopBackend
 from conformance.runner.clients.protocol import get_transcript_problems
 from conformance.runner.pop_run import run_pop_workload
@@ -58,11 +58,17 @@ POP = {
                              faults=(PopFault("broker_read_only", "m0", 0, LASTING_MS),)),
     "namesrv-down": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1")), api="pop", invisible_ms=5000,
                                 faults=(PopFault("namesrv_stop", "m0", 0, LASTING_MS),)),
+    "beside-pull": PopWorkload((PopMessage("m0", ("FAILURE",), pulled=True), PopMessage("m1", ("FAILURE",))),
+                               api="pop", invisible_ms=5000),
 }
+# A push listener's success after HOLD_MS + LATE_BY_MS: past the proxy's 60 s invisible time for an auto-renewed
+# receive and the revive lag after it; RocketMQ 5.3.3's proxy never renews it (spec/16-proxy.md PD-07), so it is
+# delivered again meanwhile.
+HOLD_MS = 70_000
 # A push listener: a poison message; failure, exception and a slow success; a group whose retry policy is
 # exponential from 20 s, and one whose customized policy waits 20 s (both outlast the revive lag and the proxy's hold,
 # so a client that nacks for less shows it); a FIFO group; the consumer restarted with a message in flight; the name
-# server not answering while a failed message waits for its retry.
+# server not answering while a failed message waits for its retry; a message held past the proxy's invisible time.
 PUSH = {
     "poison": PopWorkload((PopMessage("m0", forever=True),), api="push"),
     "fail-raise-slow": PopWorkload((PopMessage("m0", ("FAILURE", "EXCEPTION")), PopMessage("m1", ("SLOW",))),
@@ -77,6 +83,7 @@ PUSH = {
                            faults=(PopFault("client_restart", "m0", 0),)),
     "namesrv-down": PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1")), api="push", retry_max_times=3,
                                 faults=(PopFault("namesrv_stop", "m0", 0, LASTING_MS),)),
+    "hold": PopWorkload((PopMessage("m0", ("SLOW",)),), api="push", invisible_ms=HOLD_MS),
 }
 
 
@@ -91,7 +98,8 @@ JUDGES = {"simple-lost-change-late": "PG-03", "simple-poison": "PG-02", "simple-
           "push-customized": "RP-03", "push-fifo": "FF-02",
           "push-restart": "PG-01", "pop-fail-once": "PC-01", "pop-slow": "PC-03", "pop-poison": "PC-02",
           "pop-kill": "PG-01", "simple-read-only-poison": "PG-02", "push-namesrv-down": "PG-01",
-          "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01"}
+          "pop-broker-crash": "PG-01", "pop-read-only": "PC-01", "pop-namesrv-down": "PC-01",
+          "pop-beside-pull": "PC-04", "push-hold": "PD-07"}
 
 
 def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:
@@ -100,20 +108,13 @@ def get_outcomes(workload: PopWorkload) -> tuple[str, ...]:
     return ("conforms", "deviates", "indefinite") if restarted else ("conforms", "deviates")
 
 
-# The faults the model-backed 5.x server cannot make (conformance/suite/pop_targets.py): its broker refuses a
-# permission change, its name server cannot be paused, and it has no crash of the POP state on the wire (a graceful
-# proxy restart only). Workloads with one run on RocketMQ 5.3.3 alone (spec/13-clients.md says so).
-MODEL_MISSING_FAULTS = frozenset({"broker_read_only", "namesrv_stop", "proxy_kill"})
-
-
-def get_params(*apis: str, backend: str | None = None) -> list:
+def get_params(*apis: str) -> list:
     """The workloads of `apis` ("simple", "push", "pop") as pytest params (workload, the rule it is there for), ids
-    `<api>-<name>`; on the model-backed server (RMQSPEC_BACKEND, or `backend`) those it can run."""
+    `<api>-<name>`: every one on either backend, the model-backed server making each fault as RocketMQ 5.3.3 does
+    (conformance/suite/pop_targets.py)."""
     suites = {"simple": SIMPLE, "push": PUSH, "pop": POP}
-    on_model = (backend or get_backend_name()) == "model"
     return [pytest.param(w, JUDGES[f"{api}-{name}"], id=f"{api}-{name}") for api in apis
-            for name, w in suites[api].items()
-            if not (on_model and {f.kind for f in w.faults} & MODEL_MISSING_FAULTS)]
+            for name, w in suites[api].items()]
 
 
 def require_client(reason: str | None) -> None:

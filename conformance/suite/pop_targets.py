@@ -1,12 +1,15 @@
 """The model-backed 5.x server as the 5.x client suites use a deployment (pop_suite.PopTarget is the real 5.3.3):
 `backend` (a ModelPopBackend: topics, groups, sends, reads over the wire), `namesrv`, `endpoints` (the server's
-gRPC proxy) and `restart()` for a proxy_restart fault — the broker and its local proxy stopped gracefully and
-started again on their ports (core.Server.restart_proxy), as RocketMQ5.restart stops and starts 5.3.3."""
+gRPC proxy), `restart()` for a proxy_restart fault — the broker and its local proxy stopped gracefully and
+started again on their ports (core.Server.restart_proxy), as RocketMQ5.restart stops and starts 5.3.3 —, `crash()`
+for a proxy_kill (core.Server.crash_proxy, as RocketMQ5.crash) and `set_fault` for the lasting ones: every fault
+the 5.x workloads make on RocketMQ 5.3.3."""
 
 from __future__ import annotations
 
 import contextlib
 
+from conformance.runner.backends import admin
 from conformance.runner.backends.pop_backend import ModelPopBackend, get_model_pop_settings
 from conformance.runner.server.runner import run_server
 
@@ -36,12 +39,22 @@ class ModelPopTarget:
         return self.backend
 
     def crash(self) -> None:
-        raise NotImplementedError("proxy_kill: the model-backed server has no crash of its POP state on the wire "
-                                  "(pop_suite.MODEL_MISSING_FAULTS)")
+        """A proxy_kill fault: the broker with its local proxy killed and started again on its ports and store
+        (core.Server.crash_proxy: what was committed since the last persist is lost, PO-10)."""
+        self.backend.close()
+        self.runner.run(self.runner.server.crash_proxy, timeout=RESTART_TIMEOUT_S)
+        self.backend = self.connect()
 
     def set_fault(self, kind: str, on: bool) -> None:
-        raise NotImplementedError(f"{kind}: the model-backed server cannot make this fault "
-                                  "(pop_suite.MODEL_MISSING_FAULTS)")
+        """A lasting fault on or off, as PopTarget makes it on RocketMQ 5.3.3: broker_read_only (brokerPermission 4,
+        else 6, over the wire: UPDATE_BROKER_CONFIG), namesrv_stop (the name server paused: its connections stay
+        open and nothing is answered until it resumes, core.Server.pause_endpoint)."""
+        if kind == "broker_read_only":
+            self.backend.set_broker_config(brokerPermission=admin.PERM_READ if on else admin.PERM_READ_WRITE)
+        elif kind == "namesrv_stop":
+            self.runner.call(self.runner.server.pause_endpoint, "namesrv", on)
+        else:
+            raise ValueError(f"not a lasting fault: {kind!r}; lasting ones: broker_read_only, namesrv_stop")
 
     def get_findings(self) -> list[dict]:
         """What the server could not answer so far (unsupported requests, handler errors, bad frames)."""

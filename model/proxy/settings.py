@@ -24,6 +24,13 @@ class ProxyConfig:
     enable_proxy_auto_renew: bool = True
     renew_max_time_millis: int = 3 * 3600 * 1000
     max_msg_nums_for_pop_request: int = 32
+    # The auto-renew (PD-07): a held message is renewed once its next visible time is this close, by a scan every
+    # renew_schedule_period_millis; a renewal that failed this often is given up; a client gone offline leaves its
+    # messages visible again after invisible_time_millis_when_clear.
+    renew_ahead_time_millis: int = 10_000
+    renew_schedule_period_millis: int = 5_000
+    max_renew_retry_times: int = 3
+    invisible_time_millis_when_clear: int = 1_000
 
 
 DEFAULT_PROXY_CONFIG = ProxyConfig()

@@ -56,6 +56,9 @@ class Profile:
     # in memory (checkInMemByConsumeOffset, 5.1.0+): an empty queue is QUERY_NOT_FOUND; before, 0 unless it is on
     # disk only (checkInDiskByConsumeOffset), so an empty queue answers 0.
     query_offset_zero_needs_stored_head: bool
+    # PD-07 / #7837: the proxy's renew scan runs (DefaultMessagingProcessor starts its ReceiptHandleProcessor: develop
+    # since 365b297, Sep 2025); through 5.3.3 nothing starts it, so an auto-renewed message is never renewed.
+    proxy_renews_held_handles: bool
 
 
 _V4_9_1 = Profile(
@@ -78,6 +81,7 @@ _V4_9_1 = Profile(
     server_side_retry=False,
     proxy_change_keeps_batch_start_offset=False,
     query_offset_zero_needs_stored_head=False,
+    proxy_renews_held_handles=False,
 )
 _V4_9_8 = evolve(
     _V4_9_1,
@@ -108,7 +112,7 @@ _V5_3_3 = evolve(
     broadcast_rebalance_locks_queues=False,
     query_offset_zero_needs_stored_head=True,
 )
-_DEVELOP = evolve(_V5_3_3, name="develop", fallback_keeps_origin_message_id=True)
+_DEVELOP = evolve(_V5_3_3, name="develop", fallback_keeps_origin_message_id=True, proxy_renews_held_handles=True)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_V4_9_1, _V4_9_8, _V5_0_0, _V5_3_3, _DEVELOP)}
 BASELINE = "4.9.8"

@@ -13,10 +13,12 @@ from conformance.checker.pop_checks import (
     check_backoff,
     check_dead_letter,
     check_fifo_order,
+    check_held_renewed,
     check_invisible_time,
     check_never_dead_letters,
     check_pop_delay,
     check_pop_timeout,
+    check_send_back_beside_pop,
     get_reference_delay_ms,
 )
 from conformance.checker.pop_verdicts import find_pop_problems, judge_pop
@@ -27,7 +29,7 @@ from conformance.history.pop_workload import (
     PopWorkload,
 )
 from conformance.history.records import Delivery, FaultEvent
-from conformance.suite.pop_suite import MODEL_MISSING_FAULTS, POP, PUSH, SIMPLE, get_params
+from conformance.suite.pop_suite import POP, PUSH, SIMPLE, get_params
 
 CUSTOMIZED = GroupSettings(2, (1000, 5000, 10000))
 
@@ -146,9 +148,41 @@ def test_the_remoting_pop_consumer_waits_its_pop_delay_level_never_dead_letters_
     assert check_pop_timeout(make_run(slow, on_time[:1]))[0] == "deviates"
 
 
+def test_a_pulled_failure_comes_back_through_send_back_and_a_popped_one_through_revive():
+    """PC-04: one group, two roads — the pulled message's copy in %RETRY%<group> no earlier than delay level 3, the
+    popped one's in %RETRY%<group>_<topic>; a copy on the other road, or a pulled copy back early, deviates."""
+    workload = POP["beside-pull"]
+    deliveries = [delivery(1, 0, "m0"), delivery(2, 100, "m1"), delivery(3, 10_500, "m0", attempt=2, seen=1),
+                  delivery(4, 14_000, "m1", attempt=2, seen=1)]
+    good = evolve(make_run(workload, deliveries), final=PopFinal((("m1", 1),), (), (("m0", 1),)))
+    assert check_send_back_beside_pop(good)[0] == "conforms" and check_at_least_once(good)[0] == "conforms"
+    assert "m0" not in check_pop_delay(good)[1]  # PC-01 is the popped message's rule only
+    crossed = evolve(good, final=PopFinal((("m0", 1), ("m1", 1)), (), ()))
+    assert check_send_back_beside_pop(crossed)[:3:2] == ("deviates", ["m0"])
+    early = evolve(good, deliveries=(*deliveries[:2], evolve(deliveries[2], time_ms=5000), deliveries[3]))
+    assert check_send_back_beside_pop(early)[:3:2] == ("deviates", ["m0"])
+    assert check_send_back_beside_pop(make_run(POP["fail-once"], deliveries[:1])) is None
+
+
+def test_a_message_held_past_the_proxys_invisible_time_comes_back_after_it_on_5_3_3():
+    """PD-07 through a push listener held 71.5 s: the receive asked auto-renew (60 s) and 5.3.3 never renews, so the
+    message is back no earlier than 60 s after its delivery; back earlier (no auto-renew) or never (renewed) deviates;
+    a run ended before it was due is indefinite."""
+    workload = PUSH["hold"]
+    back = [delivery(1, 0), delivery(2, 65_000, attempt=2, seen=1)]
+    assert check_held_renewed(make_run(workload, back, ended=80_000))[0] == "conforms"
+    revived = evolve(make_run(workload, back[:1], ended=80_000), final=PopFinal((("m0", 1),), ()))
+    assert check_held_renewed(revived)[0] == "conforms"
+    early = [delivery(1, 0), delivery(2, 20_000, attempt=2, seen=1)]
+    assert check_held_renewed(make_run(workload, early, ended=80_000))[:3:2] == ("deviates", ["m0"])
+    assert check_held_renewed(make_run(workload, back[:1], ended=90_000))[:3:2] == ("deviates", ["m0"])
+    assert check_held_renewed(make_run(workload, back[:1], ended=70_000))[0] == "indefinite"
+    assert check_held_renewed(make_run(PUSH["fail-raise-slow"], back)) is None
+
+
 def test_every_5x_client_rule_has_a_status_for_every_api():
     """Chapters 17-19's client rules and RP-03's client side: each API judges it (a check), or says why not."""
-    spec = {"PG-01", "PG-02", "PG-03", "PG-04", "FF-02", "RP-03", "PC-01", "PC-02", "PC-03", "PC-04"}
+    spec = {"PG-01", "PG-02", "PG-03", "PG-04", "FF-02", "RP-03", "PC-01", "PC-02", "PC-03", "PC-04", "PD-07"}
     for api in ("simple", "push", "pop"):
         run = make_run(PopWorkload((PopMessage("m0"),), api=api), [delivery(1, 0)], [Settled(1, 10, "ack", "OK")])
         verdicts = judge_pop(run)
@@ -175,9 +209,11 @@ def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_bindin
         assert check_invisible_time(run)[0] == verdict, kind
 
 
-def test_the_model_backend_runs_every_workload_but_those_with_a_fault_it_cannot_make():
-    real = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")}
-    model = {p.id for p in get_params("simple", "push", "pop", backend="model")}
-    left = {p.id for p in get_params("simple", "push", "pop", backend="rocketmq-5.3.3")
-            if {f.kind for f in p.values[0].faults} & MODEL_MISSING_FAULTS}
-    assert model == real - left and left and "simple-kill" in model and "simple-proxy-restart" in model
+def test_every_workload_runs_on_both_backends_and_judges_its_rule():
+    """No workload is left out on the model-backed server (it makes every fault: test_pop_server_faults.py), and
+    each names the rule it is there for."""
+    params = get_params("simple", "push", "pop")
+    kinds = {f.kind for p in params for f in p.values[0].faults}
+    assert len(params) == len(SIMPLE) + len(PUSH) + len(POP)
+    assert {"broker_read_only", "namesrv_stop", "proxy_kill"} <= kinds
+    assert {p.values[1] for p in params if p.id == "pop-beside-pull"} == {"PC-04"}

@@ -63,8 +63,10 @@ class ProxyClient:
             answers.put(error)
 
     def receive(self, group: str, topic: str, batch: int, invisible_ms: int, poll_ms: int, exp: str = "*",
-                attempt_id: str | None = None) -> tuple[int, tuple[codec.Received, ...]]:
-        request = codec.encode_receive(group, topic, batch, invisible_ms, poll_ms, exp, attempt_id=attempt_id)
+                attempt_id: str | None = None, auto_renew: bool = False) -> tuple[int, tuple[codec.Received, ...]]:
+        """(status code, the messages); `auto_renew`: a push consumer's receive, whose messages the proxy renews."""
+        request = codec.encode_receive(group, topic, batch, invisible_ms, poll_ms, exp, attempt_id=attempt_id,
+                                       auto_renew=auto_renew)
         stream = self.stub.ReceiveMessage(request, timeout=self.timeout + poll_ms / 1000, metadata=self.metadata())
         return codec.decode_receive(stream)
 

@@ -81,11 +81,14 @@ class StartRequest:
     api: str = "push"
     endpoints: str = ""
     fifo: bool = False
+    # The subscription's tag expression (v2 when not "*": a 4.x adapter subscribes "*").
+    expression: str = "*"
 
     @property
     def protocol(self) -> int:
         """1 when v1 says all of it (a 4.x adapter reads it), else 2."""
-        v1 = self.api == "push" and not self.endpoints and not self.fifo and set(self.config) <= V1_CONFIG
+        v1 = (self.api == "push" and not self.endpoints and not self.fifo and set(self.config) <= V1_CONFIG
+              and self.expression == "*")
         return 1 if v1 else 2
 
     def to_line(self) -> dict:
@@ -93,7 +96,8 @@ class StartRequest:
                 "topic": self.topic, "instance": self.instance, "mode": self.mode, "model": self.model,
                 "config": self.config}
         if self.protocol == 2:
-            line.update(api=self.api, fifo=self.fifo, **({"endpoints": self.endpoints} if self.endpoints else {}))
+            line.update(api=self.api, fifo=self.fifo, **({"endpoints": self.endpoints} if self.endpoints else {}),
+                        **({"expression": self.expression} if self.expression != "*" else {}))
         return line
 
 

@@ -69,6 +69,8 @@ class Server:
     _channels: dict = attrs.field(factory=dict)
     # The endpoints stopped by a fault (kill_broker, stop_namesrv) and not yet started again.
     down: set = attrs.field(factory=set)
+    # The endpoints paused by a fault (pause_endpoint), each with the event set when it answers again.
+    _resumed: dict = attrs.field(factory=dict)
     _changed: asyncio.Future | None = None
     # 5.x: the POP state and the proxy (None for a 4.x profile), the gRPC server and its address, and per topic the
     # future a held POP or receive waits on for a new message.
@@ -241,6 +243,9 @@ class Server:
             del self._channels[key]
 
     async def _answer(self, request: RemotingCommand, writer, lock, endpoint: str, peer: tuple[str, int]) -> None:
+        resumed = self._resumed.get(endpoint)
+        if resumed is not None:
+            await resumed.wait()
         response = await self.dispatch(request, endpoint)
         if response is None or request.is_oneway or writer.is_closing():
             return
@@ -311,14 +316,40 @@ class Server:
         """Fault (5.x): the broker and its local-mode proxy stopped (SIGTERM: a graceful stop) and started again on
         their ports: every connection and gRPC stream drops, the POP state as a graceful restart leaves it and the
         proxy without any client's settings (PopAdapter.restart); the name server stays up."""
-        self.advance()
+        now = self.advance()
         await self.close_endpoint("broker")
         await self._grpc_service.stop_grpc(self._grpc)
-        self.pop.restart()
+        self.pop.restart(now)
         self.consumers.clear()
         await self.open_endpoint("broker")
         self._grpc, _port = await self._grpc_service.start_grpc(self, int(self.proxy_addr.rsplit(":", 1)[1]))
         self.notify_store_changed()
+
+    async def crash_proxy(self) -> None:
+        """Fault (5.x proxy_kill): the broker with its local-mode proxy killed (`kill -9`) and started again on their
+        ports and store: every connection and gRPC stream drops; the broker loses what it keeps only in memory
+        (BrokerAdapter.crash: queue locks; the delay timer resumes from its flushed offsets) and what it committed
+        since its last persist (PopAdapter.crash, PO-10: what was popped since is popped again, checkpoints revived
+        since are revived again); the proxy forgets every client's settings; the name server stays up."""
+        now = self.advance()
+        await self.close_endpoint("broker")
+        await self._grpc_service.stop_grpc(self._grpc)
+        self.adapter.crash(now)
+        self.pop.crash()
+        self.adapter.restart(now)
+        self.consumers.clear()
+        await self.open_endpoint("broker")
+        self._grpc, _port = await self._grpc_service.start_grpc(self, int(self.proxy_addr.rsplit(":", 1)[1]))
+        self.notify_store_changed()
+
+    def pause_endpoint(self, endpoint: str, paused: bool) -> None:
+        """Fault (5.x namesrv_stop, as SIGSTOP and SIGCONT of RocketMQ 5.3.3's name server): paused, the endpoint keeps
+        its connections and takes requests but answers none; resumed, it answers each request it held (a client that
+        timed out meanwhile drops the late answer)."""
+        if paused:
+            self._resumed.setdefault(endpoint, asyncio.Event())
+        elif (resumed := self._resumed.pop(endpoint, None)) is not None:
+            resumed.set()
 
     async def stop_namesrv(self) -> None:
         """Fault: the name server stopped; its port closes and its connections drop."""

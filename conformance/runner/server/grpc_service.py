@@ -136,20 +136,24 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     async def AckMessage(self, request, context):  # noqa: N802
         entry = request.entries[0]
+        client_id = codec.get_client_id(context.invocation_metadata())
         code = self.server.pop.proxy_ack(request.group.name, request.topic.name, entry.receipt_handle,
-                                         self.server.advance())
+                                         self.server.advance(), client_id, entry.message_id)
         return codec.encode_ack_answer(get_grpc_code(code), entry.message_id, entry.receipt_handle)
 
     async def ChangeInvisibleDuration(self, request, context):  # noqa: N802
         code, handle = self.server.pop.proxy_change(request.group.name, request.topic.name, request.receipt_handle,
                                                     codec.get_millis(request.invisible_duration),
-                                                    self.server.advance())
+                                                    self.server.advance(),
+                                                    codec.get_client_id(context.invocation_metadata()),
+                                                    request.message_id)
         self.server.notify_store_changed()
         return codec.encode_change_answer(get_grpc_code(code), handle)
 
     async def ForwardMessageToDeadLetterQueue(self, request, context):  # noqa: N802
         code = self.server.pop.forward_to_dlq(request.group.name, request.topic.name, request.receipt_handle,
-                                              request.message_id, self.server.advance())
+                                              request.message_id, self.server.advance(),
+                                              codec.get_client_id(context.invocation_metadata()))
         self.server.notify_store_changed()
         return codec.encode_forward_answer(get_grpc_code(code))
 

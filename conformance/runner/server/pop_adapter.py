@@ -15,6 +15,7 @@ import immutables
 
 from conformance.codec.message import StoredMessage
 from conformance.runner.server.broker_adapter import BrokerAdapter, get_subscribed_tags
+from conformance.runner.server.renewals import Renewals
 from conformance.runner.settings import BrokerSettings
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
 from model.broker.pop.assignment import compute_assignment
@@ -44,6 +45,7 @@ from model.proxy.clients import (
 from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
 from model.proxy.dlq import on_forward_to_dlq, process_follow_up
 from model.proxy.receive import ReceiveRequest, on_receive
+from model.proxy.renew import is_renewing
 from model.proxy.settings import ConsumerSettings, ProxyConfig, compute_consumer_settings
 
 # The broker configuration keys UPDATE_BROKER_CONFIG may change at run time, as PopConfig fields.
@@ -96,6 +98,11 @@ class PopAdapter:
     clients: ProxyClients = attrs.field(factory=ProxyClients)
     fifo_topics: frozenset = frozenset()
     sends: int = 0  # gRPC sends so far (their round robin)
+    renewals: Renewals | None = None  # the proxy's auto-renew (PD-07), made with the proxy's config
+
+    def __attrs_post_init__(self) -> None:
+        if self.renewals is None:
+            self.renewals = Renewals(self.proxy, is_renewing(self.brokers.config.profile))
 
     @property
     def epoch_ms(self) -> int:
@@ -191,13 +198,18 @@ class PopAdapter:
                              "reviveQid": answer.revive_queue_id}
 
     def next_due(self) -> int | None:
-        """When the revive service next finds a due checkpoint, or the next offset persist (PO-10), in model time."""
-        revive = get_next_revive_time(self.state())
-        return self.flush_at if revive is None else min(revive, self.flush_at)
+        """When the revive service next finds a due checkpoint, the next offset persist (PO-10) or, while the proxy
+        holds auto-renewed messages, its next renew scan (PD-07), in model time."""
+        dues = (get_next_revive_time(self.state()), self.flush_at, self.renewals.next_due())
+        return min(due for due in dues if due is not None)
 
     def run_due(self, now: int) -> tuple[str, ...]:
-        """The revive service and the offset persist at `now`; the topics that received revived copies."""
-        state, answer = on_revive(self.state(), now)
+        """The proxy's renew scan, the revive service and the offset persist at `now`; the topics that received
+        revived copies."""
+        state = self.state()
+        if self.renewals.next_due() is not None and now >= self.renewals.scan_at:
+            state = self.renewals.scan(state, self.clients, now)
+        state, answer = on_revive(state, now)
         if now >= self.flush_at:
             state = on_persist(state)
             self.flush_at = now + self.pop_config.flush_consumer_offset_interval
@@ -235,11 +247,19 @@ class PopAdapter:
         answer = compute_assignment(topic, queue_count, client_ids, client_id, strategy, self.pop_config)
         return answer.mode.value, answer.queue_ids
 
-    def restart(self) -> None:
-        """The broker and its local proxy stopped gracefully and started again: the broker persists first
+    def restart(self, now: int) -> None:
+        """The broker and its local proxy stopped gracefully at `now` and started again: the proxy first makes
+        what it held for its clients visible again after 1 s (clearAllHandle, PD-07), the broker persists
         (PO-10), the proxy forgets every client's settings (RP-03)."""
-        self.keep(on_broker_restart(self.state(), graceful=True))
+        self.keep(on_broker_restart(self.renewals.clear(self.state(), now), graceful=True))
         self.clients = on_proxy_restart(self.clients)
+
+    def crash(self) -> None:
+        """The broker with its local proxy killed and started again: the broker's POP progress falls back to its
+        last persist (PO-10), the proxy forgets every client's settings (RP-03) and what it held (PD-07)."""
+        self.keep(on_broker_restart(self.state(), graceful=False))
+        self.clients = on_proxy_restart(self.clients)
+        self.renewals.held.clear()
 
     def receive(self, group: str, topic: str, batch: int, invisible_time: int, exp: str, attempt_id: str | None,
                 now: int, client_id: str | None = None, auto_renew: bool = False) -> tuple[Received, bool]:
@@ -257,24 +277,39 @@ class PopAdapter:
             state, more = process_follow_up(state, pending.pop(0), now, self.draw(RANDOM_BOUND))
             pending.extend(more)
         self.keep(state)
+        if auto_renew and self.proxy.enable_proxy_auto_renew and client_id is not None:
+            self.renewals.add(client_id, group, topic, zip(answer.messages, answer.handles, strict=True), now)
         messages = tuple((self.to_wire_message(m, None), self.to_wire_handle(h, True))
                          for m, h in zip(answer.messages, answer.handles, strict=True))
         return Received(answer.code, messages), bool(answer.follow_ups)
 
-    def proxy_ack(self, group: str, topic: str, handle: str, now: int) -> str:
-        state, answer = on_proxy_ack(self.state(), group, topic, self.to_model_handle(handle), now)
+    def get_handle(self, group: str, handle: str, client_id: str | None, message_id: str | None) -> Handle:
+        """The handle the proxy acts on for a client's ack, change or forward: the one it renewed last, if it holds
+        the message for that client (PD-07), else the client's."""
+        model_handle = self.to_model_handle(handle)
+        if client_id is None or message_id is None:
+            return model_handle
+        return self.renewals.take(client_id, group, message_id, model_handle)
+
+    def proxy_ack(self, group: str, topic: str, handle: str, now: int, client_id: str | None = None,
+                  message_id: str | None = None) -> str:
+        state, answer = on_proxy_ack(self.state(), group, topic, self.get_handle(group, handle, client_id, message_id),
+                                     now)
         self.keep(state)
         return answer.code
 
-    def proxy_change(self, group: str, topic: str, handle: str, invisible_time: int, now: int) -> tuple[str, str]:
-        state, answer = on_change_invisible_duration(self.state(), group, topic, self.to_model_handle(handle),
+    def proxy_change(self, group: str, topic: str, handle: str, invisible_time: int, now: int,
+                     client_id: str | None = None, message_id: str | None = None) -> tuple[str, str]:
+        state, answer = on_change_invisible_duration(self.state(), group, topic,
+                                                     self.get_handle(group, handle, client_id, message_id),
                                                      invisible_time, now, self.proxy)
         self.keep(state)
         return answer.code, "" if answer.handle is None else self.to_wire_handle(answer.handle, True)
 
-    def forward_to_dlq(self, group: str, topic: str, handle: str, message_id: str, now: int) -> str:
+    def forward_to_dlq(self, group: str, topic: str, handle: str, message_id: str, now: int,
+                       client_id: str | None = None) -> str:
         """The send-back's code name (its ack, on SUCCESS, is sent right after)."""
-        model_handle = self.to_model_handle(handle)
+        model_handle = self.get_handle(group, handle, client_id, message_id)
         if model_handle.commit_log_offset < 0:
             return "INVALID_RECEIPT_HANDLE"
         state, answer = on_forward_to_dlq(self.state(), group, topic, model_handle, message_id, now,

@@ -13,7 +13,10 @@
  * One source for every client version: what moved or appeared between 4.x and 5.x is reached by reflection — the
  * MessageModel enum (org.apache.rocketmq.common.protocol.heartbeat in 4.x, ...remoting.protocol... in 5.x) and the
  * POP settings of a 5.x client (config clientRebalance -> setClientRebalance, invisibleMs -> setPopInvisibleTime);
- * a POP setting the client lacks is reported in ignoredConfig.
+ * a POP setting the client lacks is reported in ignoredConfig. v2's queueIds (the consumer reads these queue ids of
+ * every topic it subscribes, whoever else is in the group: QueueIdsStrategy) and postSubscriptionWhenPull (each pull
+ * carries the subscription, so the broker filters by it and not by the group's latest) let a pulling consumer stand
+ * beside a popping one of the same group (spec/18-pop-consumer.md PC-04).
  *
  * stdout carries protocol lines only: System.out is pointed at stderr before the client is loaded, so nothing the
  * client or its libraries print can break the protocol. The client's own log goes to the file under
@@ -42,6 +45,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -246,6 +250,31 @@ public final class Adapter {
         return false;
     }
 
+    /** Allocates the given queue ids of every topic to this consumer, whatever the group's other clients. */
+    static final class QueueIdsStrategy implements AllocateMessageQueueStrategy {
+        private final List<Integer> queueIds;
+
+        QueueIdsStrategy(List<Integer> queueIds) {
+            this.queueIds = queueIds;
+        }
+
+        @Override
+        public List<MessageQueue> allocate(String group, String currentCID, List<MessageQueue> mqAll, List<String> cidAll) {
+            List<MessageQueue> mine = new ArrayList<>();
+            for (MessageQueue queue : mqAll) {
+                if (queueIds.contains(queue.getQueueId())) {
+                    mine.add(queue);
+                }
+            }
+            return mine;
+        }
+
+        @Override
+        public String getName() {
+            return "QUEUE_IDS";
+        }
+    }
+
     final class Concurrently implements MessageListenerConcurrently {
         @Override
         public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> msgs, ConsumeConcurrentlyContext ctx) {
@@ -318,6 +347,14 @@ public final class Adapter {
         }
         if (config.containsKey("pullInterval")) {
             consumer.setPullInterval(config.getLongValue("pullInterval"));
+        }
+        if (config.containsKey("queueIds")) {
+            consumer.setAllocateMessageQueueStrategy(new QueueIdsStrategy(config.getJSONArray("queueIds").toJavaList(Integer.class)));
+            applied.add("queueIds");
+        }
+        if (config.containsKey("postSubscriptionWhenPull")) {
+            consumer.setPostSubscriptionWhenPull(config.getBooleanValue("postSubscriptionWhenPull"));
+            applied.add("postSubscriptionWhenPull");
         }
         String expression = request.getString("expression") == null ? "*" : request.getString("expression");
         consumer.subscribe(request.getString("topic"), expression);

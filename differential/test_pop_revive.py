@@ -42,7 +42,10 @@ def test_no_copy_before_revive_time_and_the_revive_lag(pop_backend, facts):
         for message in pop_backend.pop(names.group, names.topic, p.LONG_MS).messages:
             seen.setdefault(message.key, p.now_ms())
         time.sleep(0.05)
-    stored = {m.properties["UNIQ_KEY"]: m.store_timestamp for m in p.read_retry(pop_backend, names)}
+    stored: dict[str, int] = {}
+    for m in p.read_retry(pop_backend, names):  # a copy popped in the first loop and not acked is revived again:
+        key = m.properties["UNIQ_KEY"]          # each key's first copy is the one measured
+        stored[key] = min(stored.get(key, m.store_timestamp), m.store_timestamp)
     store_lags = sorted(stored[k] - revive_at[k] for k in keys if k in stored)
     seen_lags = sorted(seen[k] - revive_at[k] for k in seen)
     config = pop_backend.get_broker_config()

@@ -15,6 +15,7 @@ from model.broker.commit_log import (
     compute_draft_record,
     compute_flat_properties,
     compute_logged_message,
+    compute_logged_messages,
     compute_placed_record,
 )
 from model.values.append_log import AppendLog
@@ -90,9 +91,13 @@ class Store:
 
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
-        index = self.commit_log.bisect_left(commit_log_offset, get_commit_log_offset)
-        if index < len(self.commit_log) and get_commit_log_offset(self.commit_log[index]) == commit_log_offset:
-            return compute_logged_message(self.commit_log[index])
+        log = self.commit_log
+        index = log.bisect_left(commit_log_offset, get_commit_log_offset)
+        if index < log.length:
+            # The record as stored (a plain tuple), read once and decoded without its named tuple.
+            stored = log.get_stored((index,))
+            if get_commit_log_offset(stored[0]) == commit_log_offset:
+                return compute_logged_messages(stored)[0]
         return None
 
     def get_message_at(self, log_index: int) -> Message:

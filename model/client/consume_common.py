@@ -130,7 +130,8 @@ def record_offset(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue
     elif cluster.consumers.get(consumer.client_id) is consumer:
         # nothing of the instance changed (an increase-only update that kept the value): nothing to copy
         return (evolve(cluster, **changes) if changes else cluster), observed
-    return put_consumer(cluster, consumer, **changes), observed
+    # put_consumer, one call fewer on the path of every completed request
+    return evolve(cluster, consumers=cluster.consumers.set(consumer.client_id, consumer), **changes), observed
 
 
 def observe_stored(stored: Message | None, now: int, rules: tuple[str, ...]) -> list:

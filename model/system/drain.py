@@ -131,10 +131,12 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             system, seen, kind = fire_next(system, schedule_time)
             budget.count(system, kind)
             system = wake_pulls(system, woken_store)
+            # Only a fired timer counts towards the budget, so only this branch can spend it.
+            if budget.is_spent():
+                keep(seen)
+                keep([budget.get_livelock()])
+                break
         # Every branch ends with a wake of held pulls (step wakes them too).
         woken_store = system.broker.store
         keep(seen)
-        if budget.is_spent():
-            keep([budget.get_livelock()])
-            break
     return evolve(system), observations, events

@@ -88,17 +88,15 @@ def start_listeners(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQue
     now, client_id, incarnation = cluster.now, consumer.client_id, consumer.incarnation
     stamp, invoked_rules = str(now), rules + ("CC-05",)
     generation = consumer.generations[mq]
-    request_id, started, invoked = cluster.next_request_id, [], []
-    requests = cluster.requests.mutate()
+    request_id, invoked = cluster.next_request_id, []
+    # Message's first four fields are topic, body, tags and properties: each message is rebuilt with the shown topic
+    # and the stamped properties, all of them in one pass (a chunk is often one message), then cut into the chunks.
+    started = tuple([new_tuple(Message, (compute_shown_topic(m), m.body, m.tags,
+                                         m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp), *m[4:]))
+                     for chunk in chunks for m in chunk])
+    requests, start = cluster.requests.mutate(), 0
     for chunk in chunks:
-        # Message's first four fields are topic, body, tags and properties: each message is rebuilt with the
-        # shown topic and the stamped properties.
-        seen = tuple([
-            new_tuple(Message, (compute_shown_topic(m), m.body, m.tags,
-                                m.properties.set(PROPERTY_CONSUME_START_TIMESTAMP, stamp), *m[4:]))
-            for m in chunk
-        ])
-        started.extend(seen)
+        seen, start = started[start:start + len(chunk)], start + len(chunk)
         requests[request_id] = new_tuple(ConsumeRequest,
                                           (request_id, client_id, incarnation, mq, generation, seen, now))
         invoked.append(new_tuple(ListenerInvoked, (client_id, request_id, mq, seen, now, invoked_rules)))
@@ -148,7 +146,8 @@ def send_message_back(cluster: Cluster, msg: Message, delay_level: int, rpc_fail
     if not rpc_fails:
         cluster, result = exchange(cluster, compute_send_back_request(msg, GROUP, config, delay_level))
         if result.code is RESPONSE_SUCCESS:
-            outcome = SendBackOutcome(msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules))
+            outcome = new_tuple(SendBackOutcome,
+                                (msg, "rpc", result.stored, delay_level, now, rules + tuple(result.rules)))
             return cluster, True, [outcome] + observe_stored(result.stored, now, rules)
     if fallback_fails:
         return cluster, False, [SendBackOutcome(msg, "failed", None, delay_level, now, rules + ("CC-07",))]

@@ -94,15 +94,6 @@ def compute_logged_messages(records: Iterable[tuple]) -> list[Message]:
             for topic, body, tags, flat, queue_id, offset, physical, msg_id, times, flag, born, stored in records]
 
 
-# The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
-_PLACED_FROM, _PLACED_TO = CommitLogRecord._fields.index("queue_offset"), CommitLogRecord._fields.index("msg_id") + 1
-
-
-def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_offset: int, msg_id: str) -> tuple:
-    """The drafted record with the offsets and msg id its put assigned, as the plain tuple the commit log keeps."""
-    return draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id) + draft[_PLACED_TO:]
-
-
 def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,
                          reconsume_times: int, flag: int, born_timestamp: int, store_timestamp: int) -> CommitLogRecord:
     """A record about to be put: every field but the queue offset, physical offset and msg id, which the put

@@ -115,12 +115,13 @@ def record_offset(cluster: Cluster, consumer: ConsumerInstance, mq: MessageQueue
     `consumer` may be a changed copy of the cluster's instance; it is stored with the offset, and so are `pq` (the
     queue's new ProcessQueue, if given) and `changes` to other fields of the cluster: one copy of each."""
     consumer_changes = {} if pq is None else {"process_queues": consumer.process_queues.set(mq, pq)}
-    observed = []
-    if offset >= 0:
+    if offset < 0:
+        observed = []
+    else:
         store = update_offset(consumer.offset_store, mq, offset, increase_only)
         lifetime = (consumer.incarnation, consumer.generations.get(mq, 0))
-        observed.append(new_tuple(OffsetUpdated, (consumer.client_id, mq, store.offsets[mq].value, cluster.now, rules,
-                                                   lifetime)))
+        observed = [new_tuple(OffsetUpdated, (consumer.client_id, mq, store.offsets[mq].value, cluster.now, rules,
+                                               lifetime))]
         if store is not consumer.offset_store:
             consumer_changes["offset_store"] = store
     if consumer_changes:

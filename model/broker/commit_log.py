@@ -5,13 +5,14 @@ built at every put and delivery at a tuple's cost, and kept by the store as a pl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import chain
 from typing import NamedTuple
 
 from immutables import Map
 
 from model.values.message import Message
 from model.values.records import new_tuple
+
+EMPTY_PROPERTIES = Map()
 
 
 class ConsumeQueueUnit(NamedTuple):
@@ -57,18 +58,21 @@ class CommitLogRecord(NamedTuple):
     def get_properties(self) -> dict:
         """The properties the record holds, as a dict."""
         names_and_values = iter(self.properties)
-        return dict(zip(names_and_values, names_and_values, strict=False))
+        return dict(zip(names_and_values, names_and_values))  # noqa: B905 (one iterator paired with itself)
 
 
 def compute_flat_properties(properties: Mapping) -> tuple:
     """A property map as the commit log keeps it: one flat tuple, name, value, name, value, ..."""
-    return tuple(chain.from_iterable(properties.items()))
+    # The pairs concatenated by `sum`: for a message's few properties, half the cost of a chain.from_iterable
+    return sum(properties.items(), ())
 
 
 def compute_property_map(flat_properties: tuple) -> Map:
     """The property map a flat properties tuple holds (the inverse of compute_flat_properties)."""
     names_and_values = iter(flat_properties)
-    return Map(zip(names_and_values, names_and_values, strict=False))
+    # An update of the empty map takes the pairs at half the cost of Map(pairs) (a read builds one for every message
+    # it reads); `zip` pairs the one iterator with itself, so its strict check has nothing to check.
+    return EMPTY_PROPERTIES.update(zip(names_and_values, names_and_values))  # noqa: B905
 
 
 def compute_log_record(message: Message) -> CommitLogRecord:
@@ -88,15 +92,6 @@ def compute_logged_messages(records: Iterable[tuple]) -> list[Message]:
     return [new_tuple(Message, (topic, body, tags, compute_property_map(flat), queue_id, offset, physical, msg_id,
                                 times, flag, born, stored))
             for topic, body, tags, flat, queue_id, offset, physical, msg_id, times, flag, born, stored in records]
-
-
-# The three fields a put assigns are neighbours in CommitLogRecord: placing a draft replaces that slice.
-_PLACED_FROM, _PLACED_TO = CommitLogRecord._fields.index("queue_offset"), CommitLogRecord._fields.index("msg_id") + 1
-
-
-def compute_placed_record(draft: CommitLogRecord, queue_offset: int, commit_log_offset: int, msg_id: str) -> tuple:
-    """The drafted record with the offsets and msg id its put assigned, as the plain tuple the commit log keeps."""
-    return draft[:_PLACED_FROM] + (queue_offset, commit_log_offset, msg_id) + draft[_PLACED_TO:]
 
 
 def compute_draft_record(topic: str, body: bytes, tags: str | None, flat_properties: tuple, queue_id: int,

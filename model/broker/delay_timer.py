@@ -10,8 +10,7 @@ from __future__ import annotations
 from functools import partial
 from itertools import compress
 from operator import is_not
-
-from attrs import frozen
+from typing import NamedTuple
 
 from model.broker.commit_log import CommitLogRecord, ConsumeQueueUnit, compute_draft_record, compute_logged_message
 from model.broker.schedule_state import NOTHING_DUE, DueCache, LevelTask, ScheduleState
@@ -22,7 +21,7 @@ from model.values.config import Config
 from model.values.delay_levels import delay_level_to_queue_id
 from model.values.errors import IllegalTransition
 from model.values.message import PROPERTY_REAL_QUEUE_ID, PROPERTY_REAL_TOPIC, SCHEDULE_TOPIC, Message
-from model.values.records import evolve
+from model.values.records import evolve, new_tuple
 
 _is_not_none = partial(is_not, None)
 
@@ -31,12 +30,12 @@ DELAY_FOR_A_WHILE = 100
 FIRST_FLUSH_DELAY = 10_000
 
 
-@frozen
-class Delivery:
+class Delivery(NamedTuple):
     """One message moved from SCHEDULE_TOPIC_XXXX to its real topic at `time`, with the rules it exercised.
 
     It holds the two commit-log records; `scheduled` and `delivered` decode them to messages when read (most
-    deliveries are never looked at, and decoding one builds its property map).
+    deliveries are never looked at, and decoding one builds its property map). A named tuple, built per delivered
+    message without its class call (benchmarks/NOTES.md).
     """
 
     level: int
@@ -195,11 +194,11 @@ def compute_message_timeup(scheduled: CommitLogRecord, now: int) -> CommitLogRec
     cleared map is read by nothing else, so the draft carries only the properties string.
     """
     properties = scheduled.get_properties()
-    return compute_draft_record(
-        topic=properties[PROPERTY_REAL_TOPIC], body=scheduled.body, tags=scheduled.tags,
-        flat_properties=scheduled.properties, queue_id=int(properties[PROPERTY_REAL_QUEUE_ID]),
-        reconsume_times=scheduled.reconsume_times, flag=scheduled.flag, born_timestamp=scheduled.born_timestamp,
-        store_timestamp=now)
+    # compute_draft_record's arguments: topic, body, tags, flat properties, queue id, reconsume times, flag, born
+    # and store timestamps (passed by position: a keyword call costs more, once per delivered message)
+    return compute_draft_record(properties[PROPERTY_REAL_TOPIC], scheduled.body, scheduled.tags, scheduled.properties,
+                                int(properties[PROPERTY_REAL_QUEUE_ID]), scheduled.reconsume_times, scheduled.flag,
+                                scheduled.born_timestamp, now)
 
 
 def process_delivery(store: Store, config: Config, level: int, offset: int, unit: ConsumeQueueUnit, now: int,
@@ -212,7 +211,7 @@ def process_delivery(store: Store, config: Config, level: int, offset: int, unit
         rules += ("DT-07",)
     if rewound:
         rules += ("DT-09",)
-    return store, Delivery(level, offset, now, scheduled, delivered, rules)
+    return store, new_tuple(Delivery, (level, offset, now, scheduled, delivered, rules))
 
 
 def process_level_run(store: Store, config: Config, level: int, task: LevelTask, now: int):
@@ -220,8 +219,8 @@ def process_level_run(store: Store, config: Config, level: int, task: LevelTask,
     queue = get_schedule_queue(store, level)
     delay = config.delay_levels[level - 1]
     offset, deliveries, next_run = task.offset, [], now + DELAY_FOR_A_WHILE
-    while offset < len(queue):
-        unit = queue[offset]
+    # The units from the task's offset, a chunk at a time (not an index each): the run stops at the first not due.
+    for unit in queue.iterate(offset, queue.length):
         if not is_unit_due(unit, now, delay):
             if not config.profile.scheduler_rechecks_every_100ms and unit.stored_at <= now:
                 next_run = unit.tags_code  # <= 4.9.2: now + countdown

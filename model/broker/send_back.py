@@ -32,7 +32,7 @@ from model.values.message import (
     get_retry_topic,
 )
 from model.values.profiles import Profile
-from model.values.records import evolve
+from model.values.records import evolve, new_tuple
 from model.values.wire import (
     RANDOM_BOUND,
     RESPONSE_SUCCESS,
@@ -83,9 +83,9 @@ def compute_send_back_message(looked_up: Message, destination: MessageQueue, del
         changes[PROPERTY_RETRY_TOPIC] = looked_up.topic
     if delay_level is not None:
         changes[PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
-    return Message(destination.topic, looked_up.body, looked_up.tags, looked_up.properties.update(changes),
-                   destination.queue_id, -1, -1, "", looked_up.reconsume_times + 1, looked_up.flag,
-                   looked_up.born_timestamp)
+    return new_tuple(Message, (destination.topic, looked_up.body, looked_up.tags, looked_up.properties.update(changes),
+                               destination.queue_id, -1, -1, "", looked_up.reconsume_times + 1, looked_up.flag,
+                               looked_up.born_timestamp, 0))
 
 
 def refuse(broker: Broker, code: ResponseCode, remark: str, rules: tuple[str, ...]) -> tuple[Broker, SendBackResult]:
@@ -108,7 +108,7 @@ def on_consumer_send_msg_back(broker: Broker, config: Config, request: SendBackR
     if group.retry_queue_nums <= 0:
         return refuse(broker, ResponseCode.SUCCESS, "", ("SB-03",))
     retry_topic = get_retry_topic(request.group)
-    retry_queue = MessageQueue(retry_topic, random_int % group.retry_queue_nums)
+    retry_queue = new_tuple(MessageQueue, (retry_topic, random_int % group.retry_queue_nums))
     broker, topic_config = get_or_create_topic(broker, retry_topic, group.retry_queue_nums, PERM_WRITE | PERM_READ)
     rules = ("SB-05",)
     if not is_writeable(topic_config.perm):

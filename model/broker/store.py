@@ -15,7 +15,7 @@ from model.broker.commit_log import (
     compute_draft_record,
     compute_flat_properties,
     compute_logged_message,
-    compute_placed_record,
+    compute_logged_messages,
 )
 from model.values.append_log import AppendLog
 from model.values.delay_levels import compute_deliver_timestamp, delay_level_to_queue_id
@@ -90,9 +90,13 @@ class Store:
 
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""
-        index = self.commit_log.bisect_left(commit_log_offset, get_commit_log_offset)
-        if index < len(self.commit_log) and get_commit_log_offset(self.commit_log[index]) == commit_log_offset:
-            return compute_logged_message(self.commit_log[index])
+        log = self.commit_log
+        index = log.bisect_left(commit_log_offset, get_commit_log_offset)
+        if index < log.length:
+            # The record as stored (a plain tuple), read once and decoded without its named tuple.
+            stored = log.get_stored((index,))
+            if get_commit_log_offset(stored[0]) == commit_log_offset:
+                return compute_logged_messages(stored)[0]
         return None
 
     def get_message_at(self, log_index: int) -> Message:
@@ -160,14 +164,16 @@ def append_record(store: Store, draft: CommitLogRecord, now: int, delays: tuple[
     id, assigning the queue offset, the physical offset and the msg id; return the new store and the record.
 
     `tags_code` is the unit's tags code when the caller already knows it (ST-03), else it is computed here."""
-    topic, queue_id = draft.topic, draft.queue_id
+    # Unpacked once (a named tuple's field read is a generic look-up): all but the three fields the put assigns.
+    topic, body, tags, flat_properties, queue_id, _, _, _, reconsume_times, flag, born_at, stored_at = draft
     key = (topic, queue_id)
     queue = store.consume_queues.get(key, EMPTY_QUEUE)
     physical, log = store.next_physical_offset, store.commit_log
     # `.length`, not len(): AppendLog.__len__ is a Python-level call, and every put reads both lengths.
-    # Both logs take plain tuples (the record's, and the unit's fields in ConsumeQueueUnit's order).
-    stored = compute_placed_record(draft, queue.length, physical, compute_message_id(physical))
-    size = compute_stored_size(draft.body, draft.properties)
+    # Both logs take plain tuples (the record's, in CommitLogRecord's order, and the unit's, in ConsumeQueueUnit's).
+    stored = (topic, body, tags, flat_properties, queue_id, queue.length, physical, compute_message_id(physical),
+              reconsume_times, flag, born_at, stored_at)
+    size = compute_stored_size(body, flat_properties)
     if tags_code is None:
         tags_code = compute_tags_code(draft, delays)
     queue = queue.append((physical, size, tags_code, now, log.length))

@@ -75,17 +75,18 @@ def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     request = cluster.requests.get(event.request_id)
     if request is None:
         return cluster, []
+    # Unpacked once: a named tuple's field read is a generic attribute look-up.
+    request_id, client_id, incarnation, queue, generation, consumed, _started_at = request
     # The request leaves the table in the last copy of the cluster this event makes.
-    requests = cluster.requests.delete(event.request_id)
-    consumer = get_live_consumer(cluster, request.client_id, request.incarnation)
-    pq = None if consumer is None else get_current_pq(consumer, request.queue, request.generation)
-    status, ack_index, rules = compute_ack_index(event.result, len(request.messages))
-    ok, failed = request.messages[:ack_index + 1], request.messages[ack_index + 1:]
+    requests = cluster.requests.delete(request_id)
+    consumer = get_live_consumer(cluster, client_id, incarnation)
+    pq = None if consumer is None else get_current_pq(consumer, queue, generation)
+    status, ack_index, rules = compute_ack_index(event.result, len(consumed))
+    ok, failed = consumed[:ack_index + 1], consumed[ack_index + 1:]
     if pq is None:
-        dropped = ConsumeProcessed(request.request_id, status, ack_index, ok, failed, True, cluster.now,
-                                   rules + ("RB-03",))
+        dropped = ConsumeProcessed(request_id, status, ack_index, ok, failed, True, cluster.now, rules + ("RB-03",))
         return evolve(cluster, requests=requests), [dropped]
-    consumed, observations = request.messages, []
+    observations = []
     if not cluster.config.is_clustering:
         observations.append(Note("broadcasting drops failed messages", cluster.now, ("CC-09",)))
     elif failed:
@@ -93,13 +94,12 @@ def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
         cluster, back_failed, observations = send_back_failed(cluster, event, pq, failed)
         if back_failed:
             cluster, pq = resubmit_later(cluster, consumer, request, pq, back_failed)
-            consumer = cluster.consumers[request.client_id]
+            consumer = cluster.consumers[client_id]
             back_offsets = {m.queue_offset for m in back_failed}
             consumed = [m for m in consumed if m.queue_offset not in back_offsets]
     pq, offset = compute_removal(pq, consumed, cluster.now)
-    cluster, updated = record_offset(cluster, consumer, request.queue, offset, True, ("CC-08",), pq,
-                                    requests=requests)
-    processed = new_tuple(ConsumeProcessed, (request.request_id, status, ack_index, ok, failed, False, cluster.now,
+    cluster, updated = record_offset(cluster, consumer, queue, offset, True, ("CC-08",), pq, requests=requests)
+    processed = new_tuple(ConsumeProcessed, (request_id, status, ack_index, ok, failed, False, cluster.now,
                                               rules + ("CC-08",)))
     return cluster, [processed] + observations + updated
 

@@ -111,8 +111,7 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
     """
     observations, events, woken_store, first, budget = [], 0, None, 0, InstantBudget()
     keep = observations.extend if observe is None else observe
-    # A running request is the common case, and it alone rules quiescence out.
-    while system.requests or not is_quiescent(system):
+    while system.requests or not is_quiescent(system):  # a running request (the common case) rules quiescence out
         events += 1
         if events > max_events:
             raise IllegalTransition("not quiescent", "drain", f"still busy after {max_events} events")
@@ -131,10 +130,11 @@ def drain(system: System, listener: Listener = succeed, max_events: int = 10_000
             system, seen, kind = fire_next(system, schedule_time)
             budget.count(system, kind)
             system = wake_pulls(system, woken_store)
+            if budget.is_spent():  # only a fired timer counts towards the budget: only this branch spends it
+                keep(seen)
+                keep([budget.get_livelock()])
+                break
         # Every branch ends with a wake of held pulls (step wakes them too).
         woken_store = system.broker.store
         keep(seen)
-        if budget.is_spent():
-            keep([budget.get_livelock()])
-            break
     return evolve(system), observations, events

@@ -69,6 +69,8 @@ def wake_pulls(system: System, woken_store=None) -> System:
         return system
     if system.pop_parked:  # a pop the broker holds is answered once a message is stored (5.x)
         system = wake_parked_pops(system)
+    if not system.parked:
+        return system
     # Sorted: a persistent map iterates in hash order, which differs between processes; timer ties must not.
     answered = []
     for (client_id, mq), offset in sorted(system.parked.items()):

@@ -149,5 +149,8 @@ def step(system: System, event) -> tuple[System, list]:
         return advance(system, event.until)
     store = system.broker.store
     system, observations = EVENT_HANDLERS[type(event)](system, event)
-    # Every state a step returns has woken what it could; an event that put nothing has nothing new to wake for.
+    # Every state a step returns has woken what it could; an event that put nothing and left no pull held back by
+    # the cache checks has nothing new to wake for (wake_pulls' own first checks, without its call).
+    if system.broker.store is store and not system.flow_parked:
+        return system, observations
     return wake_pulls(system, store), observations

@@ -56,6 +56,9 @@ _new = object.__new__
 new_tuple = tuple.__new__
 # The copy plan of each class, looked up directly (cheaper per call than the functools.cache wrapper).
 _PLANS: dict[type, CopyPlan | None] = {}
+# For each record class copied by its `__dict__` (the big records, several copies per event): its field count and
+# its `__dict__` setter, as one tuple read in one look-up; filled by the first copy through `_evolve_planned`.
+_DICT_COPIERS: dict[type, tuple[int, Callable]] = {}
 
 
 def evolve(inst: T, **changes) -> T:
@@ -63,21 +66,37 @@ def evolve(inst: T, **changes) -> T:
     `_replace`)."""
     cls = type(inst)  # a call CPython specialises; `inst.__class__` is a generic descriptor read
     try:
+        size, set_dict = _DICT_COPIERS[cls]
+    except KeyError:
+        return _evolve_planned(inst, changes)
+    # A new dict, not `inst.__dict__ | changes`: that copies a split dict (the shared-key table attrs' __init__
+    # leaves) as a split dict, and CPython 3.11 cannot specialise an attribute read of an instance whose dict is
+    # split (every read takes the generic path, twice the cost). A combined dict is copied as fast.
+    values = {**inst.__dict__, **changes}
+    if len(values) != size:  # a change names a field the record does not have
+        return _evolve_planned(inst, changes)
+    copy = _new(cls)
+    set_dict(copy, values)
+    return copy
+
+
+def _evolve_planned(inst: T, changes: dict) -> T:
+    """`evolve` by the class's copy plan, worked out at its first copy."""
+    cls = type(inst)
+    try:
         plan = _PLANS[cls]
     except KeyError:
         plan = _PLANS[cls] = get_copy_plan(cls)
+        if plan is not None and plan.set_dict is not None:
+            _DICT_COPIERS[cls] = (len(plan.positions), plan.set_dict)
     if plan is None:
         return attrs.evolve(inst, **changes)
     positions = plan.positions
-    set_dict = plan.set_dict
-    if set_dict is not None:
-        # A new dict, not `inst.__dict__ | changes`: that copies a split dict (the shared-key table attrs' __init__
-        # leaves) as a split dict, and CPython 3.11 cannot specialise an attribute read of an instance whose dict is
-        # split (every read takes the generic path, twice the cost). A combined dict is copied as fast.
+    if plan.set_dict is not None:
         values = {**inst.__dict__, **changes}
-        if len(values) == len(positions):  # no change names a field the record does not have
+        if len(values) == len(positions):
             copy = _new(cls)
-            set_dict(copy, values)
+            plan.set_dict(copy, values)
             return copy
     elif positions.keys() >= changes.keys():
         values = list(inst) if plan.is_named_tuple else list(plan.get_all(inst))

@@ -141,7 +141,7 @@ class SortedMap:
     def _of(cls, root: tuple | None, height: int, size: int) -> SortedMap:
         while root is not None and height and len(root[1]) == 1:
             root, height = root[1][0], height - 1
-        new = cls.__new__(cls)
+        new = _new(cls)  # object.__new__, bound once: not looked up on the class at every update
         new._root, new._height, new.size = (root, height, size) if root is not None else (None, 0, 0)
         return new
 
@@ -248,4 +248,5 @@ class SortedMap:
 
 
 _MISSING = object()
+_new = object.__new__
 EMPTY = SortedMap()

@@ -179,6 +179,19 @@ def test_a_stop_without_unregister_or_persist_or_with_a_stale_offset_deviates():
         assert status == "deviates" and problem in detail, (problem, detail)
 
 
+def test_a_periodic_persist_after_unregister_that_repeats_the_offset_is_no_deviation_another_offset_is():
+    """rocketmq-client-cpp 1.2.3's shutdown persists, then unregisters, then stops its factory, whose 5 s persist
+    timer can fire in between (DefaultMQPushConsumer::shutdown, MQClientFactory::persistAllConsumerOffset): the CI
+    rehearsal's smoke saw the same offsets persisted again after UNREGISTER_CLIENT. RB-07 asks that every queue was
+    persisted before unregistering, which it was; a late persist of another offset is still a deviation."""
+    repeated = [persist(10_001.0, 2, True), unregister(10_002.0), persist(10_003.0, 2, True)]
+    assert get_shutdown_verdict(stopped(repeated, two_consumed())) == (
+        "conforms", "persisted TopicTest:0=2, then UNREGISTER_CLIENT")
+    moved = [persist(10_001.0, 2, True), unregister(10_002.0), persist(10_003.0, 1, True)]
+    assert get_shutdown_verdict(stopped(moved, two_consumed())) == (
+        "deviates", "TopicTest:0 persisted [1] after UNREGISTER_CLIENT, 2 before")
+
+
 def test_a_stop_behind_an_orderly_poison_message_persists_its_offset_not_past_it():
     consumed = orderly_delivery(1, 0.0, "m1", "SUCCESS")
     poison = [orderly_delivery(n + 1, 10.0 + n * 1000.0, "m0", SUSPEND, offset=1) for n in range(3)]

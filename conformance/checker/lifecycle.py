@@ -148,7 +148,8 @@ def get_shutdown_verdict(run: Run) -> tuple | None:
     first UNREGISTER_CLIENT, the last such UPDATE_CONSUMER_OFFSET carrying the consumed offset (get_consumed_bounds),
     and nothing after it persisted another offset (a periodic persist already on its way may repeat the same one:
     rocketmq-client-cpp's 5 s timer runs until the factory stops, after UNREGISTER_CLIENT — seen in the CI rehearsal's
-    smoke run — and 4.9.8's scheduled persistAllConsumerOffset iterates a snapshot of its consumer table);
+    smoke run — and a 4.9.8 persistAllConsumerOffset that took the consumer from its table before
+    unregisterConsumer removed it);
     BROADCASTING persists to its local file, so only the UNREGISTER_CLIENT shows. A run with no recorded stop
     (ended_ms 0) is not judged; with a restart only the last instance's stop is."""
     if run.ended_ms <= 0:

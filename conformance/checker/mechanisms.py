@@ -142,16 +142,27 @@ def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
     return fates
 
 
+def get_sent_back_delivery(deliveries, time_ms: float):
+    """[CC-07] The failed delivery a send-back at `time_ms` answers, among the deliveries of its commit-log offset:
+    the last one before it. A 4.9.8 client that retried a message locally (its send-back and fallback both failed)
+    sends back the same offset again, so one offset has several deliveries; None when none came before."""
+    before = [d for d in deliveries if d.time_ms <= time_ms]
+    return before[-1] if before else None
+
+
 def get_wire_send_back_faults(run: Run) -> tuple[Fault, ...]:
     """[CC-06] [CC-07] Each send-back of a failed delivery that the wire shows failed with no injected fault naming
     it — the broker's own refusal (NO_PERMISSION while a scheduled fault has it read-only), or no answer (killed) —
     as the request fault whose effect it had on the 4.9.8 client: its fallback sent and refused too,
     broker_not_writeable; no answer, send_back_timeout; otherwise send_back_error. The prediction runs with them
     (predict_run), so it knows what the history shows the broker did."""
-    failed = {d.message["commitLogOffset"]: d for d in run.deliveries if not run.workload.is_success(d.status)}
+    failed = defaultdict(list)
+    for d in run.deliveries:
+        if not run.workload.is_success(d.status):
+            failed[d.message["commitLogOffset"]].append(d)
     found: dict[tuple[str, int], Fault] = {}
     for request in run.get_requests(CONSUMER_SEND_MSG_BACK):
-        delivery = failed.get(int(request.fields.get("offset", -1)))
+        delivery = get_sent_back_delivery(failed.get(int(request.fields.get("offset", -1)), ()), request.time_ms)
         if request.response_code == SUCCESS or delivery is None \
                 or run.workload.get_send_back_fault(delivery.uniq_key, delivery.seen_before) is not None:
             continue

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import immutables
 
+from conformance.checker.mechanisms import get_sent_back_delivery
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import SUCCESS, Run, StoredCopy, WireRequest
 from model.broker.commit_log import compute_log_record
@@ -102,9 +103,11 @@ def observe_deliveries(run: Run) -> list:
     return observations
 
 
-def get_consumed_copies(run: Run) -> dict[int, Message]:
-    """Every delivered copy by commit-log offset."""
-    return {d.message["commitLogOffset"]: to_message(d.message, run.settings) for d in run.deliveries}
+def get_sent_back_message(run: Run, deliveries: dict, request: WireRequest) -> Message | None:
+    """The message a send-back names: the delivery of its commit-log offset that came last before it (a 4.9.8
+    client's local retry sends the same offset back with reconsumeTimes + 1)."""
+    delivery = get_sent_back_delivery(deliveries.get(int(request.fields.get("offset", -1)), ()), request.time_ms)
+    return None if delivery is None else to_message(delivery.message, run.settings)
 
 
 def find_fallback(run: Run, request: WireRequest, message: Message | None, taken: set) -> StoredCopy | None:
@@ -124,12 +127,14 @@ def observe_send_backs(run: Run) -> list:
     """SendBackOutcome per CONSUMER_SEND_MSG_BACK: "rpc" when the broker answered SUCCESS; when it did not,
     "fallback" if the client's own send to %RETRY% stored a copy, else "failed" (the model's path for a message
     left to the client); the stored copy as the model's broker half stored it."""
-    copies = get_consumed_copies(run)
+    deliveries = defaultdict(list)
+    for d in run.deliveries:
+        deliveries[d.message["commitLogOffset"]].append(d)
     stored = {copy.source_offset: copy for copy in run.stored if copy.path == "rpc"}
     observations, taken = [], set()
     for request in run.get_requests(CONSUMER_SEND_MSG_BACK):
         offset = int(request.fields.get("offset", -1))
-        message = copies.get(offset)
+        message = get_sent_back_message(run, deliveries, request)
         ok = request.response_code == SUCCESS
         fallback = None if ok else find_fallback(run, request, message, taken)
         copy = stored.get(offset) if ok else fallback

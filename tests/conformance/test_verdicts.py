@@ -466,6 +466,25 @@ def test_the_prediction_knows_a_send_back_the_broker_refused_on_its_own(_):
     assert (found.get("CC-06"), found.get("CC-07")) == ("conforms", None), found
 
 
+def test_a_send_back_is_paired_with_the_delivery_before_it_not_the_last_of_its_offset():
+    """The CI rehearsal's conformance-java drew it: the broker refused m1's first send-back (an injected
+    broker_not_writeable) and its fallback, the 4.9.8 client retried m1 locally (reconsumeTimes 1, the same commit-log
+    offset) and sent that offset back again, taken. Pairing each send-back with the last delivery of its offset
+    made the refusal one of delivery 1, a refusal no fault named, and the prediction ran with a fault too many:
+    (0, 1, 2, 3, 4) against the reference's (0, 1, 1, 2, 3)."""
+    workload = Workload((MessageSpec("m1", "TagA", 0, ("RECONSUME_LATER", "NULL", "CONSUME_SUCCESS")),),
+                        (Fault("broker_not_writeable", "m1", 0),))
+    refused = WireRequest(20.0, SEND_MESSAGE_V2, {"b": "%RETRY%G", "a": "CLIENT_INNER_PRODUCER", "m1": "m1"}, 0, 16)
+    requests = [send_back(10.0, 100, code=16, java=True), refused, send_back(5010.0, 100, java=True)]
+    deliveries = [delivery(1, 0.0, "m1", 100, 0, "RECONSUME_LATER"),
+                  delivery(2, 5000.0, "m1", 100, 1, "NULL", origin=100, seen=1),
+                  delivery(3, 6100.0, "m1", 200, 1, "CONSUME_SUCCESS", origin=100, seen=2)]
+    stored = [StoredCopy(5020.0, 200, "m1", 1, "%RETRY%G", 3)]
+    run = run_of(workload, deliveries, requests, stored, client=JAVA)
+    assert get_wire_send_back_faults(run) == ()
+    assert predict_run(run).fates["m1"].reconsume_times == (0, 1, 1)
+
+
 @once
 @given(st.just(None))
 def test_ali_ons_retry_copy_loss_need_not_show_under_a_scheduled_fault(_):

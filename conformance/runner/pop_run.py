@@ -175,11 +175,16 @@ class PopRunner:
             self.target.set_fault(fault.kind, False)
             self.faults.append(FaultEvent(fault.kind, began, time.monotonic() * 1000, fault.key))
 
+    def get_restart_s(self) -> float:
+        """Seconds the run spent restarting (or crashing and starting) the proxy with its broker."""
+        return sum((f.end_ms - f.time_ms) / 1000 for f in self.faults if f.kind in RESTART_KINDS and f.end_ms)
+
     def wait(self, cap: int) -> None:
-        """Until every message is settled and QUIET_S passed without a delivery, at most RUN_LIMIT_S; the DLQ is
-        read every DLQ_POLL_S while a poison message is not settled."""
+        """Until every message is settled and QUIET_S passed without a delivery, at most RUN_LIMIT_S beside the time
+        spent restarting the broker (a restart slowed by load took 78 s of a 90 s run, leaving the message it held no
+        time to come back); the DLQ is read every DLQ_POLL_S while a poison message is not settled."""
         started, quiet_since, count, dead, read_at = time.monotonic(), time.monotonic(), 0, set(), 0.0
-        while time.monotonic() - started < RUN_LIMIT_S:
+        while time.monotonic() - started < RUN_LIMIT_S + self.get_restart_s():
             self.poll_faults()
             now_count = sum(len(c.deliveries) for c in self.consumers)
             if now_count != count:

@@ -92,6 +92,21 @@ def test_an_ack_on_its_way_when_the_consumer_was_killed_may_have_consumed_the_me
     assert check_at_least_once(earlier)[0] == "deviates"
 
 
+def test_a_message_waiting_across_a_slow_broker_restart_is_due_only_after_the_restart():
+    """pop-broker-restart on a loaded host: m0 fails at 1 s and the restart of the proxy with its broker takes until
+    85 s. Nothing is revived nor popped while the broker is down, so m0 is due back by the restart's end plus the
+    client's next pop and the hold, not by its POP delay: a run ending at 93 s without it cannot tell (indefinite);
+    one ending after that bound without it or a revived copy has lost it."""
+    workload = POP["broker-restart"]
+    deliveries = [delivery(1, 1000), delivery(2, 1000, key="m1")]
+    slow = evolve(make_run(workload, deliveries, ended=93_000), faults=(FaultEvent("proxy_restart", 1200, 85_000),))
+    assert check_at_least_once(slow)[0] == "indefinite"
+    assert check_at_least_once(evolve(slow, ended_ms=130_000))[:3:2] == ("deviates", ["m0"])
+    assert check_at_least_once(evolve(slow, faults=()))[0] == "deviates"  # no restart: due by 37 s
+    before = evolve(slow, faults=(FaultEvent("proxy_restart", -9000, 500),))  # a restart before the delivery
+    assert check_at_least_once(before)[0] == "deviates"
+
+
 def test_a_poison_message_dead_lettered_after_max_attempts_conforms_and_early_deviates():
     poison = PopWorkload((PopMessage("m0", forever=True),), api="push")
     twice = [delivery(1, 0, status="FAILURE"), delivery(2, 9000, attempt=2, seen=1, status="FAILURE")]

@@ -26,11 +26,13 @@ class GroupSettings:
 class PopFinal:
     """The broker after the consumer stopped: every copy in the group's POP retry topic (%RETRY%<group>_<topic>), in
     %DLQ%<group> and in the group's 4.x retry topic (%RETRY%<group>: a pulling consumer's send-backs), as (key,
-    reconsumeTimes)."""
+    reconsumeTimes); `dropped` the keys whose checkpoint the broker's revive service dropped, by its own log (a
+    restart of RocketMQ 5.3.3's proxy in local mode: PG-01)."""
 
     retry: tuple[tuple[str, int], ...] = ()
     dead: tuple[tuple[str, int], ...] = ()
     sent_back: tuple[tuple[str, int], ...] = ()
+    dropped: tuple[str, ...] = ()
 
     def get_dead_keys(self) -> list[str]:
         return [key for key, _times in self.dead]

@@ -157,6 +157,10 @@ class PopTarget:
         else:
             raise ValueError(f"not a lasting fault: {kind!r}; lasting ones: broker_read_only, namesrv_stop")
 
+    def get_revive_drops(self, topic: str) -> tuple[tuple[int, int], ...]:
+        """What the broker's revive dropped of `topic` (RocketMQ5.get_revive_drops)."""
+        return self.rocketmq5.get_revive_drops(topic)
+
     def reconnect(self):
         """The backend's connections again (the broker closes one idle for 120 s): the new backend."""
         self.backend.close()

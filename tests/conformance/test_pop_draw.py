@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.history.pop_workload import LASTING_KINDS, POP_FAULT_KINDS, PopFault, PopMessage, PopWorkload
-from conformance.runner.pop_run import PopRunner
+from conformance.runner import pop_run
+from conformance.runner.pop_run import RUN_LIMIT_S, PopRunner
 from conformance.suite.pop_draw import (
     CUSTOMIZED_SHORT,
     format_pop_workload,
@@ -94,3 +95,37 @@ def test_a_lasting_fault_is_on_from_its_delivery_until_its_duration_ends():
     assert target.calls == [("namesrv_stop", True), ("namesrv_stop", False)]
     assert [(f.kind, f.target) for f in runner.faults] == [("namesrv_stop", "m0")]
     assert runner.faults[0].end_ms >= runner.faults[0].time_ms
+
+
+class Clock:
+    """time.monotonic and time.sleep of a run, in simulated seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class SlowRestartTarget:
+    def __init__(self, clock, seconds):
+        self.clock, self.seconds = clock, seconds
+
+    def restart(self):
+        self.clock.sleep(self.seconds)
+
+
+def test_a_slow_broker_restart_does_not_count_against_the_run_limit(monkeypatch):
+    """pop-broker-restart with a restart that took 78 s (load): the run still waits RUN_LIMIT_S beside it for the
+    failed message to come back, instead of ending 12 s after the broker is back."""
+    clock = Clock()
+    monkeypatch.setattr(pop_run, "time", clock)
+    workload = PopWorkload((PopMessage("m0", ("FAILURE",)),), api="pop", faults=(PopFault("proxy_restart"),))
+    runner = PopRunner(None, workload, None, None, SlowRestartTarget(clock, 78.0))
+    runner.consumers = [Consumer([Seen("m0", 0)])]
+    runner.wait(cap=2)
+    assert [f.kind for f in runner.faults] == ["proxy_restart"]
+    assert RUN_LIMIT_S + 78.0 <= clock.now < RUN_LIMIT_S + 78.0 + 1.0

@@ -34,6 +34,9 @@ from conformance.runner.backends.loopback import require_loopback_only
 BUILD_DIR = "shared/brokers/rocketmq-5.3.3"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 20.0
+# PopReviveService.reviveMsgFromCk's line for a checkpoint whose message it could not read and so dropped (its revive
+# offset committed past it): RocketMQ 5.3.3's store shutting down under the revive at a restart (PG-01).
+REVIVE_DROP = re.compile(r"can not get biz msg, topic:(\S+), qid:(\d+), offset:(\d+),.*retry:false")
 READY = re.compile(r"namesrv pid (\d+) port (\d+); proxy pid (\d+) grpc (\d+) remoting (\d+) broker (\d+)")
 PR_SET_PDEATHSIG = 1
 # The broker.conf and rmq-proxy.json keys the probes need beside the build's defaults (a later key wins):
@@ -212,6 +215,13 @@ class RocketMQ5:
         config = self.data_dir / "store" / "config"
         return {name: (config / f"{name}.json").stat().st_mtime if (config / f"{name}.json").exists() else 0.0
                 for name in ("consumerOffset", "consumerOrderInfo")}
+
+    def get_revive_drops(self, topic: str) -> tuple[tuple[int, int], ...]:
+        """(queue id, queue offset) of each message of `topic` whose checkpoint the broker's revive service dropped,
+        as its pop.log says (REVIVE_DROP)."""
+        log = self.data_dir / "logs" / "rocketmqlogs" / "pop.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return tuple((int(m[2]), int(m[3])) for m in REVIVE_DROP.finditer(text) if m[1] == topic)
 
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -277,6 +277,21 @@ def test_a_crash_revives_again_what_was_revived_since_the_persist(invisible, ran
     assert [m.uniq_key for m in first.stored] == [m.uniq_key for m in second.stored] == ["m1"]
 
 
+@given(invisible=INVISIBLE, late=st.integers(1, 60_000))
+def test_a_second_crash_does_not_revive_what_was_acked_after_the_first(invisible, late):
+    """PO-10: a crash brings back a checkpoint revived since the persist; once its message is acked, a second crash
+    before any persist brings back nothing: the revive topic, read again from the same persisted offset, holds that
+    ack too (PopReviveService merges the acks it reads with their checkpoint)."""
+    state = on_persist(produce(new_pop_broker(), "m0"))
+    state, answer = pop(state, 1_000, n=1, invisible=invisible)
+    due = 1_000 + invisible + REVIVE_MARGIN + 1
+    state, first = on_revive(state, due)
+    state, acked = ack(on_broker_restart(state, graceful=False), answer.handles[0], due + late)
+    state, again = on_revive(on_broker_restart(state, graceful=False), due + late + invisible + 60_000)
+    record_rules(first.rules + acked.rules + again.rules)
+    assert [m.uniq_key for m in first.stored] == ["m0"] and again.stored == ()
+
+
 @given(invisible=st.integers(0, 60_000), changed=st.integers(0, 60_000))
 def test_an_ack_reaches_only_a_checkpoint_it_meets_in_a_revive_scan(invisible, changed):
     """PO-09 and PO-11: after an ack, a change with the same handle in the pop's millisecond writes a checkpoint with

@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 import immutables
+import pytest
 from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
@@ -82,6 +83,36 @@ def test_attempts_are_counted_per_offset(attempts, n):
         assert [h.offset for h in answer.handles] == list(range(n))
         assert answer.order_counts == ((expected, expected),) * n
         previous, now = attempt, now + 10_001
+
+
+@given(stored=st.sampled_from([0, 1]), invisible=st.integers(1, 60_000), at=st.integers(1, 60_000))
+def test_an_order_info_without_an_invisible_time_blocks_for_the_asking_pops(stored, invisible, at):
+    """FF-01: needBlock reads the order info's invisible time only when it is > 0, the asking pop's otherwise
+    (OrderInfo.needBlock 5.3.3 L498-L500): after a pop with invisible time 0 the queue stays blocked for the next
+    attempt's invisible time, after one with 1 ms for 1 ms."""
+    state, _ = pop(produce_many(new_pop_broker(), 2), 1_000, "A", n=1, invisible=stored)
+    state, second = pop(state, 1_000 + at, "B", n=1, invisible=invisible)
+    record_rules(second.rules)
+    blocked = at < (invisible if stored == 0 else stored)
+    assert (second.code == "POLLING_TIMEOUT", [m.queue_offset for m in second.messages]) == (
+        (True, []) if blocked else (False, [0]))
+
+
+@pytest.mark.parametrize(("first", "acked", "again", "size", "carried"), [
+    ("A", True, "A", 2, True),  # the same attempt id pops offsets the last pop did not: its counts are carried
+    ("A", False, "A", 2, True),  # the same offset and one more
+    ("A", False, "A", 1, False),  # the same offset again
+    ("A", True, "B", 2, False),  # another attempt id counts afresh
+    (None, True, None, 2, False),  # no attempt id: nothing is kept
+])
+def test_ff_06_is_cited_exactly_when_a_repeated_attempt_id_pops_other_offsets(first, acked, again, size, carried):
+    """FF-06: a pop that repeats the last pop's attempt id and holds an offset that pop did not carries counts
+    that belong to other offsets, and its answer cites FF-06; no other pop does."""
+    state, popped = pop(produce_many(new_pop_broker(), 3), 1_000, first, n=1)
+    if acked:
+        state, _ = ack(state, popped.handles[0], 1_500)
+    _, answer = pop(state, 12_000, again, n=size)
+    assert answer.messages and ("FF-06" in answer.rules) == carried
 
 
 @given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000), later=st.integers(0, 70_000))

@@ -82,6 +82,9 @@ def test_attempts_are_counted_per_offset(attempts, n):
             expected += 1
         assert [h.offset for h in answer.handles] == list(range(n))
         assert answer.order_counts == ((expected, expected),) * n
+        # orderCountInfo's per-offset entries (retry flag, queue, offset, count) and the handles' broker name
+        assert answer.offset_counts == (tuple(("0", 0, o, expected) for o in range(n)) if expected else ())
+        assert {h.broker_name for h in answer.handles} == {state.pop_config.broker_name}
         previous, now = attempt, now + 10_001
 
 

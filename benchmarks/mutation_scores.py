@@ -49,7 +49,7 @@ SUITE_HASH = Path("mutants") / "suite.sha256"
 RECHECKED_CODES = frozenset({0, 2, 35})
 # Mutants per mutmut run of --all. Each run first lists the suite and runs the chunk's tests unmutated, minutes
 # when the system machines reach the chunk: fewer, larger runs spend less on that (benchmarks/MUTATION.md).
-CHUNK = 1000
+CHUNK = 5000  # more than the largest package (model.client, 4,417 mutants)
 STOP_LIMIT_S = 120  # for an interrupted mutmut run to stop its children and record what it has
 
 

@@ -3,7 +3,7 @@ its listener's results, and the 4.x send-back under the proxy's dead letters."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
@@ -45,6 +45,8 @@ def test_failures_change_to_the_pop_delay_table(times, succeeded, ack_index, del
 
 
 @given(age=st.integers(0, 5 * 3600 * 1000), max_times=st.integers(0, 16))
+@example(age=FOUR_HOURS, max_times=0)  # checkNeedAckOrDelay's `>` (ConsumeMessagePopConcurrentlyService 5.3.3 L269)
+@example(age=FOUR_HOURS + 1, max_times=0)
 def test_give_up_acks_old_messages_and_never_dead_letters(age, max_times):
     """PC-02: at reconsumeTimes >= maxReconsumeTimes the consumer acks a message older than 2 x 7200 s, sends
     nothing for one younger than 10 s, and otherwise sets the first delay longer than its age — never a DLQ."""

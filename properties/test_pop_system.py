@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -276,3 +277,22 @@ def test_remoting_give_up_is_a_counted_loss():
     dropped = [o for o in settled if o.give_up and o.kind == "ack"]
     assert len(dropped) == 1 and dropped[0].code == "SUCCESS" and dropped[0].time > 4 * 3600 * 1000
     assert consumed == {"k1"} and not any(m.topic.startswith("%DLQ%") for m in system.broker.store.get_messages())
+
+
+@pytest.mark.parametrize("other_start", [False, True])
+def test_a_restarted_pop_consumer_is_a_new_incarnation_whose_predecessors_timer_is_stale(other_start):
+    """A POP consumer removed and added again is a new incarnation (numbered by the cluster's one counter, which
+    4.x instances also draw from): the pop its predecessor had pending is stale, so the new instance pops once, one
+    batch, not twice."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    template = PopConsumer("p1", GP, 0, False, 1, 30_000)
+    system, _ = step(system, AddPopConsumer(template))
+    if other_start:  # a 4.x instance starts between the two incarnations
+        system, _ = step(system, SetMembers(("c1", "c2")))
+    system, _ = step(system, RemovePopConsumer("p1"))
+    system, _ = step(system, AddPopConsumer(template))
+    delivered = []
+    for ev in [Produce("a"), Produce("b"), Advance(system.now + 1)]:
+        system, seen = step(system, ev)
+        delivered += [o for o in seen if isinstance(o, PopDelivered) and o.client_id == "p1"]
+    assert len(delivered) == 1 and len(delivered[0].messages) == 1

@@ -296,3 +296,16 @@ def test_a_restarted_pop_consumer_is_a_new_incarnation_whose_predecessors_timer_
         system, seen = step(system, ev)
         delivered += [o for o in seen if isinstance(o, PopDelivered) and o.client_id == "p1"]
     assert len(delivered) == 1 and len(delivered[0].messages) == 1
+
+
+@pytest.mark.parametrize("via_proxy", [False, True])
+def test_a_pop_consumer_with_a_tag_subscription_is_delivered_only_its_tags(via_proxy):
+    """A POP consumer subscribed to tag a pops with that filter (PopMessageRequestHeader's exp, the proxy's
+    FilterExpression): the broker delivers the message tagged a and passes over the one tagged b (PO-05)."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, via_proxy, 2, 30_000, tags=frozenset({"a"}))))
+    delivered = []
+    for ev in [Produce("x", tags="b"), Produce("y", tags="a"), Advance(system.now + 1_000)]:
+        system, seen = step(system, ev)
+        delivered += [m.uniq_key for o in seen if isinstance(o, PopDelivered) for m in o.messages]
+    assert delivered == ["y"]

@@ -309,3 +309,18 @@ def test_a_pop_consumer_with_a_tag_subscription_is_delivered_only_its_tags(via_p
         system, seen = step(system, ev)
         delivered += [m.uniq_key for o in seen if isinstance(o, PopDelivered) for m in o.messages]
     assert delivered == ["y"]
+
+
+def test_a_pop_that_found_nothing_is_answered_when_a_message_is_stored():
+    """The broker holds a pop that found nothing (PopLongPollingService) and answers it as soon as a message is
+    stored, not when the client's poll would come again: the message is delivered at the time it was stored."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, False, 1, 30_000)))
+    system, seen = step(system, Advance(system.now + 1_000))
+    assert not [o for o in seen if isinstance(o, PopDelivered)]
+    stored_at = system.now
+    delivered = []
+    for ev in [Produce("m"), Advance(stored_at)]:
+        system, seen = step(system, ev)
+        delivered += [(m.uniq_key, o.time) for o in seen if isinstance(o, PopDelivered) for m in o.messages]
+    assert delivered == [("m", stored_at)]

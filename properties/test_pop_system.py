@@ -22,7 +22,15 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from model.broker.pop.revive import get_next_revive_time
 from model.broker.pop.state import PopGroupConfig, get_first_due
 from model.client.listener import ConsumeStatus, ListenerResult
-from model.client.pop_consumer import PopConsumer, PopDelivered, PopSettled
+from model.client.pop_consumer import (
+    PopConsumer,
+    PopConsumeRequest,
+    PopDelivered,
+    PopSettled,
+    compute_actions,
+    compute_settle_request,
+)
+from model.client.pop_push_consumer import PopAction
 from model.system.drain import drain
 from model.system.events import (
     AddPopConsumer,
@@ -39,8 +47,15 @@ from model.system.observations import Livelock, Produced
 from model.system.pop_route import get_pop_broker
 from model.system.step import create_system, step
 from model.values.config import Config, ConsumeFromWhere
-from model.values.message import get_dlq_topic
-from model.values.names import GROUP
+from model.values.message import Message, get_dlq_topic
+from model.values.names import GROUP, TOPIC
+from model.values.pop_wire import (
+    Handle,
+    ProxyAckRequest,
+    ProxyChangeRequest,
+    compute_ack_request,
+    compute_change_request,
+)
 from model.values.records import evolve
 from model.values.timer_heap import get_heap_items
 from properties.coverage import record_rules
@@ -322,5 +337,41 @@ def test_a_pop_that_found_nothing_is_answered_when_a_message_is_stored():
     delivered = []
     for ev in [Produce("m"), Advance(stored_at)]:
         system, seen = step(system, ev)
-        delivered += [(m.uniq_key, o.time) for o in seen if isinstance(o, PopDelivered) for m in o.messages]
-    assert delivered == [("m", stored_at)]
+        delivered += [o for o in seen if isinstance(o, PopDelivered)]
+    assert [(o.client_id, o.group, [m.uniq_key for m in o.messages], o.time) for o in delivered] == [
+        ("p1", GP, ["m"], stored_at)]
+    assert delivered[0].request_id in system.pop_requests and "PO-03" in delivered[0].rules
+    # answered, the pop is no longer held: a message stored while the listener runs waits for the next pop
+    for ev in [Produce("n"), Advance(stored_at + 1)]:
+        system, seen = step(system, ev)
+        assert not [o for o in seen if isinstance(o, PopDelivered)]
+    system, seen = step(system, CompletePop(delivered[0].request_id))
+    system, seen = step(system, Advance(system.now))
+    assert [m.uniq_key for o in seen if isinstance(o, PopDelivered) for m in o.messages] == ["n"]
+
+
+@pytest.mark.parametrize(("status", "ack_index", "kinds"), [
+    (ConsumeStatus.CONSUME_SUCCESS, 1, ["ack", "ack", "change"]),
+    (ConsumeStatus.CONSUME_SUCCESS, 5, ["ack", "ack", "ack"]),
+    (ConsumeStatus.RECONSUME_LATER, 5, ["change", "change", "change"]),
+])
+def test_a_simple_consumer_acks_up_to_ack_index_and_changes_the_rest_to_its_retry_delay(status, ack_index, kinds):
+    """A SimpleConsumer through the proxy acks (AckMessage) the messages up to ackIndex on success and changes the
+    invisible duration of every other one to its retry delay (ChangeInvisibleDuration); the remoting consumer's
+    actions go to the broker as ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME."""
+    handles = tuple(Handle(0, 1_000, 30_000, 0, "0", "broker-a", 0, i) for i in range(3))
+    request = PopConsumeRequest(7, "p1", 1, GP, tuple(Message(TOPIC) for _ in handles), handles, 1_000)
+    proxy = PopConsumer("p1", GP, 1, True, 3, 30_000, retry_delay=4_000)
+    actions = compute_actions(proxy, request, ListenerResult(status, ack_index), 2_000)
+    assert actions == tuple(PopAction(kind, h, 4_000 if kind == "change" else 0)
+                            for kind, h in zip(kinds, handles, strict=True))
+    remoting = evolve(proxy, via_proxy=False)
+    for action in actions:
+        wire = {True: compute_settle_request(proxy, action), False: compute_settle_request(remoting, action)}
+        if action.kind == "ack":
+            assert wire == {True: ProxyAckRequest(GP, TOPIC, action.handle),
+                            False: compute_ack_request(GP, TOPIC, action.handle)}
+        else:
+            assert wire == {True: ProxyChangeRequest(GP, TOPIC, action.handle, 4_000),
+                            False: compute_change_request(GP, TOPIC, action.handle, 4_000)}
+    assert compute_settle_request(proxy, PopAction("none", handles[0])) is None

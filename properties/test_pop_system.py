@@ -375,3 +375,20 @@ def test_a_simple_consumer_acks_up_to_ack_index_and_changes_the_rest_to_its_retr
             assert wire == {True: ProxyChangeRequest(GP, TOPIC, action.handle, 4_000),
                             False: compute_change_request(GP, TOPIC, action.handle, 4_000)}
     assert compute_settle_request(proxy, PopAction("none", handles[0])) is None
+
+
+@pytest.mark.parametrize(("status", "kind", "code"), [
+    (ConsumeStatus.CONSUME_SUCCESS, "ack", "SUCCESS"),
+    (ConsumeStatus.RECONSUME_LATER, "none", None),  # at maxReconsumeTimes 0 and younger than 10 s: nothing sent
+])
+def test_a_settled_pop_reports_what_was_sent_and_no_visible_time_unless_changed(status, kind, code):
+    """PC-01, PC-02: the remoting POP consumer settles each message with what it sent and the broker's code; only a
+    change that succeeded makes the message visible again at a known time."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, False, 1, 30_000, max_reconsume_times=0)))
+    system, _ = step(system, Produce("m"))
+    system, seen = step(system, Advance(system.now + 1))
+    (delivered,) = [o for o in seen if isinstance(o, PopDelivered)]
+    system, seen = step(system, CompletePop(delivered.request_id, ListenerResult(status)))
+    assert [(o.uniq_key, o.kind, o.code, o.visible_at) for o in seen if isinstance(o, PopSettled)] == [
+        ("m", kind, code, None)]

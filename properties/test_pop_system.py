@@ -377,18 +377,24 @@ def test_a_simple_consumer_acks_up_to_ack_index_and_changes_the_rest_to_its_retr
     assert compute_settle_request(proxy, PopAction("none", handles[0])) is None
 
 
-@pytest.mark.parametrize(("status", "kind", "code"), [
-    (ConsumeStatus.CONSUME_SUCCESS, "ack", "SUCCESS"),
-    (ConsumeStatus.RECONSUME_LATER, "none", None),  # at maxReconsumeTimes 0 and younger than 10 s: nothing sent
+@pytest.mark.parametrize(("status", "max_times", "kind", "code", "visible_in"), [
+    (ConsumeStatus.CONSUME_SUCCESS, 0, "ack", "SUCCESS", None),
+    (ConsumeStatus.RECONSUME_LATER, 0, "none", None, None),  # at maxReconsumeTimes, younger than 10 s: nothing sent
+    (ConsumeStatus.RECONSUME_LATER, 16, "change", "SUCCESS", 10_000),  # popDelayLevel[reconsumeTimes 0]: 10 s
 ])
-def test_a_settled_pop_reports_what_was_sent_and_no_visible_time_unless_changed(status, kind, code):
+def test_a_settled_pop_reports_what_was_sent_and_no_visible_time_unless_changed(status, max_times, kind, code,
+                                                                               visible_in):
     """PC-01, PC-02: the remoting POP consumer settles each message with what it sent and the broker's code; only a
-    change that succeeded makes the message visible again at a known time."""
+    change that succeeded makes the message visible again at a known time (now + its invisible time)."""
     system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
-    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, False, 1, 30_000, max_reconsume_times=0)))
+    consumer = PopConsumer("p1", GP, 0, False, 1, 30_000, max_reconsume_times=max_times)
+    system, _ = step(system, AddPopConsumer(consumer))
     system, _ = step(system, Produce("m"))
     system, seen = step(system, Advance(system.now + 1))
     (delivered,) = [o for o in seen if isinstance(o, PopDelivered)]
     system, seen = step(system, CompletePop(delivered.request_id, ListenerResult(status)))
-    assert [(o.uniq_key, o.kind, o.code, o.visible_at) for o in seen if isinstance(o, PopSettled)] == [
-        ("m", kind, code, None)]
+    settled = [o for o in seen if isinstance(o, PopSettled)]
+    visible_at = None if visible_in is None else system.now + visible_in
+    assert [(o.client_id, o.uniq_key, o.kind, o.code, o.visible_at) for o in settled] == [
+        ("p1", "m", kind, code, visible_at)]
+    assert bool(settled[0].rules) == (kind != "none")

@@ -5,6 +5,8 @@ Profiles (choose with RMQSPEC_HYPOTHESIS_PROFILE):
 - ``ci``: Hypothesis' built-in CI behaviour (derandomized, no example database, blobs printed) at fast budgets;
   chosen automatically when CI=true.
 - ``deep``: large budgets for tox environments and nightly runs.
+- ``mutation``: ``fast`` without shrinking, for mutmut (tox env ``mutation``): a mutant is killed by the first
+  failing example, so shrinking it only costs time; the same seed draws the same examples as ``fast``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
@@ -28,7 +30,9 @@ QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("fast", suppress_health_check=QUIET, **FAST)
 settings.register_profile("ci", settings.get_profile("ci"), suppress_health_check=QUIET, **FAST)
 settings.register_profile("deep", suppress_health_check=QUIET, **DEEP)
-PROFILES = ("fast", "ci", "deep")
+settings.register_profile("mutation", settings.get_profile("fast"), report_multiple_bugs=False,
+                          phases=[phase for phase in Phase if phase not in (Phase.shrink, Phase.explain)])
+PROFILES = ("fast", "ci", "deep", "mutation")
 
 
 def get_hypothesis_profile_name() -> str:
@@ -47,6 +51,17 @@ def check_hypothesis_profile() -> None:
 
 if get_hypothesis_profile_name() in PROFILES:  # a bad name is reported by pytest_configure, as one line
     settings.load_profile(get_hypothesis_profile_name())
+
+MUTMUT_KILLS = "mutmut-kills.tsv"  # in mutants/, mutmut's working directory: read by benchmarks/mutation_cost.py
+
+
+def pytest_runtest_logreport(report):
+    """Under mutmut (a mutant's run stops at its first failure), the test that killed the mutant."""
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    if report.failed and "__mutmut_" in mutant:
+        with open(MUTMUT_KILLS, "a", encoding="utf-8") as kills:
+            kills.write(f"{mutant}\t{report.nodeid}\t{report.when}\t{report.duration:.3f}\n")
+
 
 pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process
 

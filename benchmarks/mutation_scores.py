@@ -30,6 +30,7 @@ import json
 import math
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -46,7 +47,10 @@ SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
 SUITE_HASH = Path("mutants") / "suite.sha256"
 # mutmut's exit codes that are no verdict on the suite: survived (0), interrupted (2), suspicious (35).
 RECHECKED_CODES = frozenset({0, 2, 35})
-CHUNK = 60  # mutants per mutmut run of --all: the budget is checked between chunks
+# Mutants per mutmut run of --all. Each run first lists the suite and runs the chunk's tests unmutated, minutes
+# when the system machines reach the chunk: fewer, larger runs spend less on that (benchmarks/MUTATION.md).
+CHUNK = 5000  # more than the largest package (model.client, 4,417 mutants)
+STOP_LIMIT_S = 120  # for an interrupted mutmut run to stop its children and record what it has
 
 
 def list_mutants(text: str) -> dict[str, dict[str, str]]:
@@ -197,9 +201,10 @@ def reset_stale_verdicts(root: Path = Path(".")) -> int:
     return reset
 
 
-def run_all(budget_s: float, max_children: int, package: str | None) -> int:
-    """[--all] mutmut on every mutant of model/ (or of `package`) not checked yet, CHUNK at a time, package by
-    package in name order, until `budget_s` is spent; mutmut records each verdict as it goes."""
+def run_all(budget_s: float, max_children: int, package: str | None, chunk: int = CHUNK) -> int:
+    """[--all] mutmut on every mutant of model/ (or of `package`) not checked yet, `chunk` at a time, package by
+    package in name order, until `budget_s` is spent; mutmut records each verdict as it goes. A mutmut run still going
+    when the budget is spent is interrupted (SIGINT: it stops its children and keeps every verdict it has)."""
     print(f"{reset_stale_verdicts()} survivors or unjudged mutants reset (the suite changed)", flush=True)
     started = time.monotonic()
     mutants = read_mutants() or {}
@@ -207,15 +212,30 @@ def run_all(budget_s: float, max_children: int, package: str | None) -> int:
                      for name, status in statuses.items() if status == "not checked")
     print(f"{len(pending)} mutants not checked yet; budget {budget_s:.0f} s", flush=True)
     while pending and time.monotonic() - started < budget_s:
-        chunk, pending = pending[:CHUNK], pending[CHUNK:]
+        names, pending = pending[:chunk], pending[chunk:]
         for _attempt in range(2):  # mutmut first runs the chunk's tests unmutated: a flaky test fails it once
-            code = subprocess.run([get_mutmut(), "run", "--max-children", str(max_children), *chunk], check=False)
-            if code.returncode == 0:
+            code = run_mutmut(names, max_children, budget_s - (time.monotonic() - started))
+            if code in (0, None):
                 break
-        if code.returncode != 0:
-            return code.returncode
+        if code not in (0, None):
+            return code
     print(f"{len(pending)} left for the next run ({time.monotonic() - started:.0f} s spent)", flush=True)
     return 0
+
+
+def run_mutmut(names: list[str], max_children: int, limit_s: float) -> int | None:
+    """`mutmut run` on `names`; None when it was interrupted at `limit_s`."""
+    mutmut = subprocess.Popen([get_mutmut(), "run", "--max-children", str(max_children), *names])
+    try:
+        return mutmut.wait(timeout=max(limit_s, 1))
+    except subprocess.TimeoutExpired:
+        mutmut.send_signal(signal.SIGINT)
+        try:
+            mutmut.wait(timeout=STOP_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            mutmut.kill()
+            mutmut.wait()
+        return None
 
 
 def main(argv: list[str]) -> int:
@@ -228,8 +248,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--all", action="store_true", help="run every mutant not checked yet, within --budget-s")
     parser.add_argument("--budget-s", type=float, default=3000, help="seconds of mutmut per --all run")
     parser.add_argument("--package", help="--all: only this package's mutants (e.g. model.broker)")
+    parser.add_argument("--chunk", type=int, default=CHUNK, help=f"--all: mutants per mutmut run (default {CHUNK})")
     args = parser.parse_args(argv)
-    if args.all and run_all(args.budget_s, args.max_children, args.package) != 0:
+    if args.all and run_all(args.budget_s, args.max_children, args.package, args.chunk) != 0:
         return 1
     mutants = read_mutants()
     if not mutants:

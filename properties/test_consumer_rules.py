@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from attrs import evolve
-from hypothesis import event, find, given, settings
+from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 
 from model.broker.consumer_offsets import query_offset
@@ -193,7 +193,7 @@ def test_duplicates_folklore_refuted():
     finds (and shrinks to) a history with more."""
     span, batch = 4, 2
     found = find(st.integers(0, 30), lambda n: count_duplicates(n)[0] > span + batch,
-                 settings=settings(max_examples=50, database=None))
+                 settings=settings(max_examples=50, database=None, phases=tuple(Phase)))
     duplicates, finished = count_duplicates(found)
     print(f"seed 003 refuted: {found} messages finished behind a stuck head, crash after a persist -> "
           f"{duplicates} duplicates > maxSpan {span} + pullBatchSize {batch}; true count: {finished} finished "

@@ -14,14 +14,17 @@ from model.broker.state import create_broker
 from model.client.observations import Note
 from model.client.offset_store import create_offset_store, get_offset
 from model.client.orderly import OrderlyResult, OrderlyStatus, Step, process_gate, process_store_commit
+from model.client.orderly_service import RESUBMIT, TRY_LOCK, on_try_lock
 from model.client.process_queue import REBALANCE_LOCK_MAX_LIVE_TIME, create_process_queue
 from model.client.queue_locks import process_lock_all
+from model.client.timer_items import ServiceTimer
 from model.system.events import Advance, CompleteConsume, Produce, SetMembers
 from model.system.step import create_system
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import MessageQueue
 from model.values.names import GROUP, TOPIC
 from model.values.records import evolve
+from model.values.timer_heap import get_heap_items
 from properties.steps import run
 
 QUEUES = 4
@@ -114,3 +117,29 @@ def test_a_queue_left_with_messages_cached_is_unlocked_20_s_later():
     assert get_lock_owner(after.broker, GROUP, mq, after.now) is None
     unlocks = [(o.what, o.time, o.rules) for o in seen if isinstance(o, Note) and "unlocked" in o.what]
     assert unlocks == [(f"c1 unlocked {mq}", left_at + 20_000, ("OR-12",))]
+
+
+def test_try_lock_later_locks_the_queue_and_resubmits_10_ms_or_3_s_later():
+    """[LK-01] [OR-02] tryLockLaterAndReconsume: lock(mq) for the instance, then a new ConsumeRequest 10 ms later
+    when the broker granted it and 3000 ms later when it refused (ConsumeMessageOrderlyService 4.9.8
+    tryLockLaterAndReconsume); a lock request that fails (LK-07) is a refusal."""
+    system, _ = run(create_system(Config(consume_mode="orderly"), ("c1",), topic_queue_nums=1), Advance(0))
+    mq = MessageQueue(TOPIC, 0)
+    consumer = system.consumers["c1"]
+    unlocked = evolve(consumer.process_queues[mq], locked=False)  # the mark the gate found expired
+    system = evolve(system, consumers=system.consumers.set("c1", evolve(
+        consumer, process_queues=consumer.process_queues.set(mq, unlocked))))
+    timer = ServiceTimer("c1", consumer.incarnation, TRY_LOCK, (mq, consumer.generations[mq]))
+    for failing, delay in ((False, 10), (True, 3000)):
+        before = evolve(system, lock_faults=frozenset({"c1"} if failing else ()))
+        after, notes = on_try_lock(before, timer)
+        pq = after.consumers["c1"].process_queues[mq]
+        assert (pq.locked, pq.last_lock_timestamp) == ((False, unlocked.last_lock_timestamp) if failing
+                                                       else (True, system.now))
+        new = [entry for entry in get_heap_items(after.timers) if entry not in get_heap_items(before.timers)]
+        assert [(key[0], item.kind, item.payload) for key, item in new] == [
+            (system.now + delay, RESUBMIT, (mq, consumer.generations[mq]))]
+        owner = get_lock_owner(after.broker, GROUP, mq, after.now)
+        assert owner == get_lock_owner(before.broker, GROUP, mq, before.now) if failing else owner == "c1"
+        assert [(n.what, n.time, n.rules) for n in notes] == [
+            (f"c1 {mq}: lock {'refused' if failing else 'granted'}", system.now, ("LK-01",))]

@@ -195,6 +195,16 @@ def test_remote_broker_offset_store_read_offset_success():
     assert readings == [1024, 1023, 1023, 1025]
 
 
+def test_a_remote_read_from_the_store_without_the_brokers_answer_is_an_illegal_transition():
+    """OS-04: a remote store reads from the broker, so reading from the store without the broker's answer names
+    the store's kind, the event and why (h11-style)."""
+    with pytest.raises(IllegalTransition) as error:
+        read_offset(create_offset_store(Config()), MQS[0], STORE)
+    assert (error.value.state, error.value.event) == (OffsetStoreKind.REMOTE_BROKER.value, "read_offset")
+    assert str(error.value) == (f"event read_offset is illegal in state {OffsetStoreKind.REMOTE_BROKER.value}: "
+                                "reading from the broker needs its answer")
+
+
 @given(cached=st.integers(0, 10_000), answered=st.integers(0, 10_000))
 def test_a_read_from_store_caches_the_answer_even_below_the_cache(cached, answered):
     """OS-04: READ_FROM_STORE caches the broker's answer with a plain update, so a smaller answer replaces a larger

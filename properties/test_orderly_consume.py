@@ -21,7 +21,7 @@ from model.client.orderly import (
     process_store_commit,
     process_take,
 )
-from model.client.orderly_rebalance import process_remove_queue
+from model.client.orderly_rebalance import is_force_unlock, process_remove_queue
 from model.client.process_queue import create_process_queue, put_message
 from model.values.config import Config, MessageModel
 from model.values.message import Message, MessageQueue
@@ -230,3 +230,14 @@ def test_any_other_queue_just_leaves(consume_mode, message_model, running):
         assert removal.persisted == ((mq, 3),)
     else:
         assert removal.persisted == () and removal.offset_store.file.get(mq) == 3
+
+
+@pytest.mark.parametrize("version", ["4.9.8", "5.3.3"])
+def test_a_dropped_queue_is_force_unlocked_only_past_20_s_since_its_lock(version):
+    """[OR-12] 5.x removeUnnecessaryMessageQueue: forceUnlock when the queue is dropped and now is strictly later
+    than its last lock + 20 s (RebalancePushImpl 5.3.3 L113); 4.9.8 has no force unlock."""
+    config = Config(consume_mode="orderly", profile=version)
+    pq = evolve(create_process_queue(1_000), dropped=True, last_lock_timestamp=1_000)
+    forced = [is_force_unlock(config, pq, 1_000 + age) for age in (19_999, 20_000, 20_001)]
+    assert forced == ([False, False, True] if version == "5.3.3" else [False] * 3)
+    assert not is_force_unlock(config, evolve(pq, dropped=False), 1_000 + 20_001)

@@ -3,14 +3,14 @@ its listener's results, and the 4.x send-back under the proxy's dead letters."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.revive import on_revive
 from model.broker.send_back import SendBackRequest, on_consumer_send_msg_back
-from model.client.pop_push_consumer import process_consume_result
+from model.client.pop_push_consumer import PopAction, process_consume_result
 from model.proxy.dlq import compute_dlq_request, on_forward_to_dlq
 from model.values.message import Message
 from model.values.pop_wire import Handle
@@ -44,7 +44,19 @@ def test_failures_change_to_the_pop_delay_table(times, succeeded, ack_index, del
         assert (action.kind, action.invisible_time) == ("change", TABLE[min(level, 15)] * 1000)
 
 
+def test_a_negative_delay_level_sends_nothing():
+    """PC-01: changePopInvisibleTime reads popDelayLevel[delayLevelWhenNextConsume] and a negative level throws
+    (ConsumeMessagePopConcurrentlyService 5.3.3 changePopInvisibleTime): a failed message below the maximum gets no
+    change — nothing is sent for it."""
+    assert consume([0, 3], False, delay_level=-1) == tuple(
+        PopAction("none", Handle(0, 1_000, 60_000, 0, "0", "broker-a", 0, i)) for i in range(2))
+
+
 @given(age=st.integers(0, 5 * 3600 * 1000), max_times=st.integers(0, 16))
+@example(age=FOUR_HOURS, max_times=0)  # checkNeedAckOrDelay's `>` (ConsumeMessagePopConcurrentlyService 5.3.3 L269)
+@example(age=FOUR_HOURS + 1, max_times=0)
+@example(age=10_000, max_times=0)  # `msgDelaytime >= delayLevelTable[i] * 1000`: exactly 10 s is level 1 (30 s)
+@example(age=9_999, max_times=0)
 def test_give_up_acks_old_messages_and_never_dead_letters(age, max_times):
     """PC-02: at reconsumeTimes >= maxReconsumeTimes the consumer acks a message older than 2 x 7200 s, sends
     nothing for one younger than 10 s, and otherwise sets the first delay longer than its age — never a DLQ."""
@@ -55,7 +67,7 @@ def test_give_up_acks_old_messages_and_never_dead_letters(age, max_times):
     if age > FOUR_HOURS:
         assert action.kind == "ack"
     elif age < 10_000:
-        assert action.kind == "none"
+        assert action == PopAction("none", Handle(0, now - 1, 60_000, 0, "0", "broker-a", 0, 0), give_up=True)
     else:
         expected = next(t for t in TABLE[1:] + [7200] if t * 1000 > age or t == 7200)
         assert (action.kind, action.invisible_time) == ("change", expected * 1000)

@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import NamedTuple
 
-from hypothesis import event, find, given, settings
+import immutables
+import pytest
+from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from model.broker.pop.ack import AckRequest, ChangeRequest, on_ack, on_change_invisible_time
+from model.broker.pop.fifo import commit_and_next
 from model.broker.pop.pop import PopRequest, on_pop
 from model.broker.pop.restart import on_broker_restart, on_persist
-from model.broker.pop.state import PopGroupConfig
+from model.broker.pop.state import OrderInfo, PopGroupConfig
 from model.proxy.consumer import on_change_invisible_duration, on_proxy_ack
 from model.proxy.dlq import process_follow_up
 from model.proxy.receive import ReceiveRequest, on_receive
@@ -60,6 +63,7 @@ def test_acks_move_the_offset_to_the_first_unacked(n, order, count):
     for i in done:
         state, answer = ack(state, first.handles[i], 2_000)
         record_rules(answer.rules)
+        assert (answer.code, answer.effective) == ("SUCCESS", True)  # commitAndNext gave an offset to commit
     expected = next((i for i in range(n) if i not in done), n)
     assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == expected
     if expected == n:
@@ -78,7 +82,40 @@ def test_attempts_are_counted_per_offset(attempts, n):
             expected += 1
         assert [h.offset for h in answer.handles] == list(range(n))
         assert answer.order_counts == ((expected, expected),) * n
+        # orderCountInfo's per-offset entries (retry flag, queue, offset, count) and the handles' broker name
+        assert answer.offset_counts == (tuple(("0", 0, o, expected) for o in range(n)) if expected else ())
+        assert {h.broker_name for h in answer.handles} == {state.pop_config.broker_name}
         previous, now = attempt, now + 10_001
+
+
+@given(stored=st.sampled_from([0, 1]), invisible=st.integers(1, 60_000), at=st.integers(1, 60_000))
+def test_an_order_info_without_an_invisible_time_blocks_for_the_asking_pops(stored, invisible, at):
+    """FF-01: needBlock reads the order info's invisible time only when it is > 0, the asking pop's otherwise
+    (OrderInfo.needBlock 5.3.3 L498-L500): after a pop with invisible time 0 the queue stays blocked for the next
+    attempt's invisible time, after one with 1 ms for 1 ms."""
+    state, _ = pop(produce_many(new_pop_broker(), 2), 1_000, "A", n=1, invisible=stored)
+    state, second = pop(state, 1_000 + at, "B", n=1, invisible=invisible)
+    record_rules(second.rules)
+    blocked = at < (invisible if stored == 0 else stored)
+    assert (second.code == "POLLING_TIMEOUT", [m.queue_offset for m in second.messages]) == (
+        (True, []) if blocked else (False, [0]))
+
+
+@pytest.mark.parametrize(("first", "acked", "again", "size", "carried"), [
+    ("A", True, "A", 2, True),  # the same attempt id pops offsets the last pop did not: its counts are carried
+    ("A", False, "A", 2, True),  # the same offset and one more
+    ("A", False, "A", 1, False),  # the same offset again
+    ("A", True, "B", 2, False),  # another attempt id counts afresh
+    (None, True, None, 2, False),  # no attempt id: nothing is kept
+])
+def test_ff_06_is_cited_exactly_when_a_repeated_attempt_id_pops_other_offsets(first, acked, again, size, carried):
+    """FF-06: a pop that repeats the last pop's attempt id and holds an offset that pop did not carries counts
+    that belong to other offsets, and its answer cites FF-06; no other pop does."""
+    state, popped = pop(produce_many(new_pop_broker(), 3), 1_000, first, n=1)
+    if acked:
+        state, _ = ack(state, popped.handles[0], 1_500)
+    _, answer = pop(state, 12_000, again, n=size)
+    assert answer.messages and ("FF-06" in answer.rules) == carried
 
 
 @given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000), later=st.integers(0, 70_000))
@@ -90,8 +127,26 @@ def test_orderly_change_moves_the_visible_time(invisible, at, later):
     state, changed = on_change_invisible_time(state, ChangeRequest(GROUP, TOPIC, 0, 0, handle, invisible), now)
     record_rules(changed.rules)
     assert (changed.pop_time, changed.invisible_time) == (1_000, now + invisible - 1_000)
+    # the handle's revive queue (ChangeInvisibleTimeProcessor 5.3.3 L246-L248); the order info took the new time
+    assert (changed.revive_queue_id, changed.was_pending) == (handle.revive_queue_id, True)
     state, second = pop(state, now + later, "B", n=1)
     assert bool(second.messages) == (later >= invisible)
+
+
+@given(invisible=st.integers(10_000, 60_000), at=st.integers(1, 9_000))
+def test_an_orderly_change_with_an_older_pops_handle_moves_no_visible_time(invisible, at):
+    """FF-04: updateNextVisibleTime changes the order info only for the handle of the last pop (popTime equal,
+    ConsumerOrderInfoManager 5.3.3 L237-L257): a change with the handle of an earlier pop of the same offset
+    answers SUCCESS and leaves the offset visible when the last pop's invisible time ends."""
+    state, first = pop(produce_many(new_pop_broker(), 1), 1_000, "A", n=1)
+    state, second = pop(state, 11_001, "B", n=1)  # m0 again once invisible: a newer pop time
+    state, changed = on_change_invisible_time(state, ChangeRequest(GROUP, TOPIC, 0, 0, first.handles[0], invisible),
+                                              11_001 + at)
+    record_rules(changed.rules)
+    assert (changed.code, changed.was_pending) == ("SUCCESS", False)
+    assert [h.pop_time for h in second.handles] == [11_001]
+    _, third = pop(state, 21_001, "C", n=1)
+    assert [m.queue_offset for m in third.messages] == [0]
 
 
 @given(invisible=st.integers(0, 60_000), at=st.integers(1, 9_000))
@@ -103,7 +158,7 @@ def test_orderly_change_of_an_acked_offset_answers_an_expired_handle(invisible, 
     state, _ = on_proxy_ack(state, GROUP, TOPIC, received.handles[0], 1_000 + at)
     state, changed = on_change_invisible_duration(state, GROUP, TOPIC, received.handles[0], invisible, 1_001 + at)
     record_rules(changed.rules)
-    assert changed.code == "OK" and changed.handle[1:4] == (0, 0, 0)
+    assert changed.code == "OK" and changed.handle[1:4] == (0, 0, 0) and changed.effective is False
     assert on_proxy_ack(state, GROUP, TOPIC, changed.handle, 1_002 + at)[1].code == "INVALID_RECEIPT_HANDLE"
     assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == 1
 
@@ -125,7 +180,16 @@ def test_stale_orderly_handle_changes_nothing(stale):
     state, answer = ack(state, handle, 13_000)
     record_rules(answer.rules)
     assert state.broker.consumer_offsets[(GROUP, TOPIC, 0)] == before
-    assert answer.code == ("MESSAGE_ILLEGAL" if stale == "unknown offset" else "SUCCESS")
+    assert (answer.code, answer.effective) == ("MESSAGE_ILLEGAL" if stale == "unknown offset" else "SUCCESS", False)
+
+
+def test_an_order_info_without_offsets_answers_an_ack_message_illegal():
+    """FF-05: commitAndNext answers -1 (MESSAGE_ILLEGAL) for an order info whose offset list is empty, before it
+    looks at the pop time (ConsumerOrderInfoManager 5.3.3 L191-L195), and offset + 1 without an order info."""
+    empty = OrderInfo(None, 1_000, 10_000, (), 0, immutables.Map(), immutables.Map())
+    assert commit_and_next(empty, 3, 1_000) == (empty, -1)
+    assert commit_and_next(empty, 3, 2_000) == (empty, -1)
+    assert commit_and_next(None, 3, 1_000) == (None, 4)
 
 
 def run_fifo_consumer(steps) -> bool:
@@ -160,7 +224,7 @@ def test_restart_lets_a_later_ack_skip_an_unacked_message():
     was never acked — Hypothesis finds that history, and none without a crash."""
     steps = ["receive", "receive two", "ack first", "ack last", "wait", "crash"]
     found = find(st.lists(st.sampled_from(steps), max_size=5), run_fifo_consumer,
-                 settings=settings(database=None, max_examples=3000))
+                 settings=settings(database=None, max_examples=3000, phases=tuple(Phase)))
     assert found[:3] == ["receive two", "crash", "ack last"] and len(found) == 4
     assert not run_fifo_consumer(["receive two", "ack last", "receive"])
 
@@ -189,7 +253,7 @@ def test_proxy_queue_count_hides_fifo_attempts():
     message delivered once more than maxAttempts — re-popped with a newcomer in a batch of two."""
     max_times, batches = find(st.tuples(st.integers(0, 2), st.lists(st.integers(1, 3), max_size=4)),
                               lambda case: count_fifo_deliveries(case) > case[0] + 1,
-                              settings=settings(database=None, max_examples=500))
+                              settings=settings(database=None, max_examples=500, phases=tuple(Phase)))
     assert max_times == 0 and len(batches) == 1 and batches[0] >= 2
     assert count_fifo_deliveries((0, [2])) == 2 and count_fifo_deliveries((0, [1])) == 1
 

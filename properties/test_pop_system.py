@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -21,7 +22,15 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from model.broker.pop.revive import get_next_revive_time
 from model.broker.pop.state import PopGroupConfig, get_first_due
 from model.client.listener import ConsumeStatus, ListenerResult
-from model.client.pop_consumer import PopConsumer, PopDelivered, PopSettled
+from model.client.pop_consumer import (
+    PopConsumer,
+    PopConsumeRequest,
+    PopDelivered,
+    PopSettled,
+    compute_actions,
+    compute_settle_request,
+)
+from model.client.pop_push_consumer import PopAction
 from model.system.drain import drain
 from model.system.events import (
     AddPopConsumer,
@@ -38,8 +47,15 @@ from model.system.observations import Livelock, Produced
 from model.system.pop_route import get_pop_broker
 from model.system.step import create_system, step
 from model.values.config import Config, ConsumeFromWhere
-from model.values.message import get_dlq_topic
-from model.values.names import GROUP
+from model.values.message import Message, get_dlq_topic
+from model.values.names import GROUP, TOPIC
+from model.values.pop_wire import (
+    Handle,
+    ProxyAckRequest,
+    ProxyChangeRequest,
+    compute_ack_request,
+    compute_change_request,
+)
 from model.values.records import evolve
 from model.values.timer_heap import get_heap_items
 from properties.coverage import record_rules
@@ -276,3 +292,109 @@ def test_remoting_give_up_is_a_counted_loss():
     dropped = [o for o in settled if o.give_up and o.kind == "ack"]
     assert len(dropped) == 1 and dropped[0].code == "SUCCESS" and dropped[0].time > 4 * 3600 * 1000
     assert consumed == {"k1"} and not any(m.topic.startswith("%DLQ%") for m in system.broker.store.get_messages())
+
+
+@pytest.mark.parametrize("other_start", [False, True])
+def test_a_restarted_pop_consumer_is_a_new_incarnation_whose_predecessors_timer_is_stale(other_start):
+    """A POP consumer removed and added again is a new incarnation (numbered by the cluster's one counter, which
+    4.x instances also draw from): the pop its predecessor had pending is stale, so the new instance pops once, one
+    batch, not twice."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    template = PopConsumer("p1", GP, 0, False, 1, 30_000)
+    system, _ = step(system, AddPopConsumer(template))
+    if other_start:  # a 4.x instance starts between the two incarnations
+        system, _ = step(system, SetMembers(("c1", "c2")))
+    system, _ = step(system, RemovePopConsumer("p1"))
+    system, _ = step(system, AddPopConsumer(template))
+    delivered = []
+    for ev in [Produce("a"), Produce("b"), Advance(system.now + 1)]:
+        system, seen = step(system, ev)
+        delivered += [o for o in seen if isinstance(o, PopDelivered) and o.client_id == "p1"]
+    assert len(delivered) == 1 and len(delivered[0].messages) == 1
+
+
+@pytest.mark.parametrize("via_proxy", [False, True])
+def test_a_pop_consumer_with_a_tag_subscription_is_delivered_only_its_tags(via_proxy):
+    """A POP consumer subscribed to tag a pops with that filter (PopMessageRequestHeader's exp, the proxy's
+    FilterExpression): the broker delivers the message tagged a and passes over the one tagged b (PO-05)."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, via_proxy, 2, 30_000, tags=frozenset({"a"}))))
+    delivered = []
+    for ev in [Produce("x", tags="b"), Produce("y", tags="a"), Advance(system.now + 1_000)]:
+        system, seen = step(system, ev)
+        delivered += [m.uniq_key for o in seen if isinstance(o, PopDelivered) for m in o.messages]
+    assert delivered == ["y"]
+
+
+def test_a_pop_that_found_nothing_is_answered_when_a_message_is_stored():
+    """The broker holds a pop that found nothing (PopLongPollingService) and answers it as soon as a message is
+    stored, not when the client's poll would come again: the message is delivered at the time it was stored."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    system, _ = step(system, AddPopConsumer(PopConsumer("p1", GP, 0, False, 1, 30_000)))
+    system, seen = step(system, Advance(system.now + 1_000))
+    assert not [o for o in seen if isinstance(o, PopDelivered)]
+    stored_at = system.now
+    delivered = []
+    for ev in [Produce("m"), Advance(stored_at)]:
+        system, seen = step(system, ev)
+        delivered += [o for o in seen if isinstance(o, PopDelivered)]
+    assert [(o.client_id, o.group, [m.uniq_key for m in o.messages], o.time) for o in delivered] == [
+        ("p1", GP, ["m"], stored_at)]
+    assert delivered[0].request_id in system.pop_requests and "PO-03" in delivered[0].rules
+    # answered, the pop is no longer held: a message stored while the listener runs waits for the next pop
+    for ev in [Produce("n"), Advance(stored_at + 1)]:
+        system, seen = step(system, ev)
+        assert not [o for o in seen if isinstance(o, PopDelivered)]
+    system, seen = step(system, CompletePop(delivered[0].request_id))
+    system, seen = step(system, Advance(system.now))
+    assert [m.uniq_key for o in seen if isinstance(o, PopDelivered) for m in o.messages] == ["n"]
+
+
+@pytest.mark.parametrize(("status", "ack_index", "kinds"), [
+    (ConsumeStatus.CONSUME_SUCCESS, 1, ["ack", "ack", "change"]),
+    (ConsumeStatus.CONSUME_SUCCESS, 5, ["ack", "ack", "ack"]),
+    (ConsumeStatus.RECONSUME_LATER, 5, ["change", "change", "change"]),
+])
+def test_a_simple_consumer_acks_up_to_ack_index_and_changes_the_rest_to_its_retry_delay(status, ack_index, kinds):
+    """A SimpleConsumer through the proxy acks (AckMessage) the messages up to ackIndex on success and changes the
+    invisible duration of every other one to its retry delay (ChangeInvisibleDuration); the remoting consumer's
+    actions go to the broker as ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME."""
+    handles = tuple(Handle(0, 1_000, 30_000, 0, "0", "broker-a", 0, i) for i in range(3))
+    request = PopConsumeRequest(7, "p1", 1, GP, tuple(Message(TOPIC) for _ in handles), handles, 1_000)
+    proxy = PopConsumer("p1", GP, 1, True, 3, 30_000, retry_delay=4_000)
+    actions = compute_actions(proxy, request, ListenerResult(status, ack_index), 2_000)
+    assert actions == tuple(PopAction(kind, h, 4_000 if kind == "change" else 0)
+                            for kind, h in zip(kinds, handles, strict=True))
+    remoting = evolve(proxy, via_proxy=False)
+    for action in actions:
+        wire = {True: compute_settle_request(proxy, action), False: compute_settle_request(remoting, action)}
+        if action.kind == "ack":
+            assert wire == {True: ProxyAckRequest(GP, TOPIC, action.handle),
+                            False: compute_ack_request(GP, TOPIC, action.handle)}
+        else:
+            assert wire == {True: ProxyChangeRequest(GP, TOPIC, action.handle, 4_000),
+                            False: compute_change_request(GP, TOPIC, action.handle, 4_000)}
+    assert compute_settle_request(proxy, PopAction("none", handles[0])) is None
+
+
+@pytest.mark.parametrize(("status", "max_times", "kind", "code", "visible_in"), [
+    (ConsumeStatus.CONSUME_SUCCESS, 0, "ack", "SUCCESS", None),
+    (ConsumeStatus.RECONSUME_LATER, 0, "none", None, None),  # at maxReconsumeTimes, younger than 10 s: nothing sent
+    (ConsumeStatus.RECONSUME_LATER, 16, "change", "SUCCESS", 10_000),  # popDelayLevel[reconsumeTimes 0]: 10 s
+])
+def test_a_settled_pop_reports_what_was_sent_and_no_visible_time_unless_changed(status, max_times, kind, code,
+                                                                               visible_in):
+    """PC-01, PC-02: the remoting POP consumer settles each message with what it sent and the broker's code; only a
+    change that succeeded makes the message visible again at a known time (now + its invisible time)."""
+    system = create_system(Config(profile="5.3.3"), ("c1",), pop_groups={GP: PopGroupConfig()})
+    consumer = PopConsumer("p1", GP, 0, False, 1, 30_000, max_reconsume_times=max_times)
+    system, _ = step(system, AddPopConsumer(consumer))
+    system, _ = step(system, Produce("m"))
+    system, seen = step(system, Advance(system.now + 1))
+    (delivered,) = [o for o in seen if isinstance(o, PopDelivered)]
+    system, seen = step(system, CompletePop(delivered.request_id, ListenerResult(status)))
+    settled = [o for o in seen if isinstance(o, PopSettled)]
+    visible_at = None if visible_in is None else system.now + visible_in
+    assert [(o.client_id, o.uniq_key, o.kind, o.code, o.visible_at) for o in settled] == [
+        ("p1", "m", kind, code, visible_at)]
+    assert bool(settled[0].rules) == (kind != "none")

@@ -70,3 +70,56 @@ def test_an_assignment_covers_every_queue_once_over_the_group(mode, queues, cids
     assert compute_assignment("T", None, tuple(cids), cids[0], "AVG", config).queue_ids is None
     assert compute_assignment("T", queues, tuple(cids), cids[0], "HASH", config).queue_ids is None
     record_rules(["PC-05"])
+
+
+def allocate_averagely(queues: int, cids: list[str], cid: str) -> set[int]:
+    """AllocateMessageQueueAveragely.allocate (rocketmq-all-5.3.3, client/.../rebalance/
+    AllocateMessageQueueAveragely.java), restated over queue ids 0..queues-1."""
+    index, mod = cids.index(cid), queues % len(cids)
+    average = 1 if queues <= len(cids) else queues // len(cids) + (1 if mod > 0 and index < mod else 0)
+    start = index * average if mod > 0 and index < mod else index * average + mod
+    return {(start + i) % queues for i in range(min(average, queues - start))}
+
+
+def allocate_for_pop(queues: int, cids: list[str], cid: str, share: int) -> tuple[int, ...]:
+    """QueryAssignmentProcessor.allocate4Pop (rocketmq-all-5.3.3, broker/.../processor/
+    QueryAssignmentProcessor.java L245-L279, and its private allocate L281-L306), the set the broker answers."""
+    cids = sorted(cids)
+    if share <= 0 or share >= len(cids) - 1:
+        return (ALL_QUEUES,)
+    if cid not in cids:
+        return ()
+    if len(cids) > queues:  # "make sure each cid is assigned": one queue each, round the queues
+        return (cids.index(cid) % queues,)
+    assigned, index = allocate_averagely(queues, cids, cid), cids.index(cid)
+    for _ in range(share):  # the queues of the `share` clients after it in the sorted list, round the list
+        index = (index + 1) % len(cids)
+        assigned |= allocate_averagely(queues, cids, cids[index])
+    return tuple(sorted(assigned))
+
+
+@given(st.integers(1, 8), CIDS, st.sampled_from(("a", "c", "e", "stranger")), st.integers(-1, 5))
+def test_a_popping_client_pops_its_queues_and_those_of_the_share_clients_after_it(queues, cids, cid, share):
+    """PC-05, exactly: a popping client with 0 < popShareQueueNum < clients - 1 pops the queues averagely allocated
+    to it and to the popShareQueueNum clients after it in the sorted list (round the list); with more clients than
+    queues, one queue each, round the queues; with any other share every queue at once (queue -1)."""
+    config = PopConfig(default_message_request_mode=MessageRequestMode.POP, default_pop_share_queue_num=share)
+    answer = compute_assignment("T", queues, tuple(cids), cid, "AVG", config)
+    assert answer == (MessageRequestMode.POP, allocate_for_pop(queues, cids, cid, share))
+    record_rules(["PC-05"])
+
+
+def test_the_share_boundaries_of_a_popping_client():
+    """PC-05 at its edges: popShareQueueNum 1 of four clients over four queues (each queue averagely its own
+    client's) adds the next client's queue, the last client's wrapping to the first; a share of clients - 1 pops
+    every queue at once; five clients over three queues get one queue each, the fourth and fifth round to 0 and 1."""
+    def pop(queues, cids, cid, share):
+        config = PopConfig(default_message_request_mode=MessageRequestMode.POP, default_pop_share_queue_num=share)
+        return compute_assignment("T", queues, cids, cid, "AVG", config).queue_ids
+
+    four = ("d", "b", "a", "c")
+    assert [pop(4, four, cid, 1) for cid in "abcd"] == [(0, 1), (1, 2), (2, 3), (0, 3)]
+    assert [pop(4, four, cid, 2) for cid in "abcd"] == [(0, 1, 2), (1, 2, 3), (0, 2, 3), (0, 1, 3)]
+    assert pop(4, four, "a", 3) == pop(4, four, "a", 0) == (ALL_QUEUES,)
+    assert [pop(3, ("a", "b", "c", "d", "e"), cid, 1) for cid in "abcde"] == [(0,), (1,), (2,), (0,), (1,)]
+    assert pop(6, ("a", "b", "c", "d"), "a", 1) == (0, 1, 2, 3)  # 6 over 4: a gets 0-1, b gets 2-3

@@ -7,7 +7,7 @@ in send_back_strategies, not from model/values/profiles.py.
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, find, given, settings
+from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 from immutables import Map
 
@@ -43,7 +43,7 @@ from properties.send_back_strategies import (
 
 INTEGER_MAX_VALUE = 2**31 - 1
 NOW = 1_000_000
-SEARCH = settings(max_examples=300, database=None)
+SEARCH = settings(max_examples=300, database=None, phases=tuple(Phase))  # shrinks in any profile
 
 
 def expected_retry_send(case: BrokerCase, delay: int, reconsume: int | None, header_max: int | None, now: int,

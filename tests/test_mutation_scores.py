@@ -2,7 +2,11 @@
 unreached and unchecked mutants out of the denominator."""
 
 import json
+import sys
 
+from hypothesis import Phase, settings
+
+from benchmarks import mutation_scores
 from benchmarks.mutation_scores import (
     SUITE_HASH,
     compute_interval,
@@ -14,6 +18,7 @@ from benchmarks.mutation_scores import (
     list_mutants,
     parse_results,
     reset_stale_verdicts,
+    run_mutmut,
 )
 
 LISTING = """\
@@ -99,3 +104,32 @@ def test_a_package_counts_its_modules_and_subpackages():
     assert packages["model.broker"] == {"killed": 3, "survived": 1, "timeout": 1, "no tests": 1, "not checked": 1,
                                         "other": 1}
     assert packages["model.client"] == {"survived": 1}
+
+
+def test_a_mutmut_run_past_the_budget_is_interrupted_and_keeps_its_verdicts(tmp_path, monkeypatch):
+    """--all: mutmut still running when the budget is spent gets SIGINT (it then stops its children and keeps the
+    verdicts it has), not a kill; a run that ends in time gives its exit code."""
+    fake = tmp_path / "mutmut"
+    fake.write_text(f"""#!{sys.executable}
+import signal, sys, time
+def stop(*_):
+    open({str(tmp_path / "stopped")!r}, "w").write(" ".join(sys.argv[1:]))
+    sys.exit(1)
+signal.signal(signal.SIGINT, stop)
+time.sleep(float(sys.argv[-1]))
+sys.exit(3)
+""")
+    fake.chmod(0o755)
+    monkeypatch.setattr(mutation_scores, "get_mutmut", lambda: str(fake))
+    assert run_mutmut(["30"], 2, 1.0) is None
+    assert (tmp_path / "stopped").read_text() == "run --max-children 2 30"
+    assert run_mutmut(["0"], 2, 30.0) == 3
+
+
+def test_the_mutation_profile_is_fast_without_shrinking():
+    """conftest.py's `mutation` profile (tox env `mutation`) draws what `fast` draws and stops at the first failure."""
+    fast, mutation = settings.get_profile("fast"), settings.get_profile("mutation")
+    assert Phase.shrink in fast.phases and Phase.shrink not in mutation.phases
+    assert {Phase.explicit, Phase.reuse, Phase.generate} <= set(mutation.phases)
+    assert (mutation.max_examples, mutation.stateful_step_count) == (fast.max_examples, fast.stateful_step_count)
+    assert not mutation.report_multiple_bugs

@@ -28,7 +28,7 @@ from model.values.message import (
     compute_message_id,
     java_string_hash,
 )
-from model.values.records import bounded_repr, evolve, get_record_builder, new_tuple, record
+from model.values.records import bounded_repr, get_record_builder, new_tuple, record
 
 # A consume queue is an AppendLog of units, indexed by queue offset; the commit log one of records. Both keep their
 # entries as plain tuples, which CPython's cyclic collector stops walking (model/values/append_log.py).
@@ -137,14 +137,6 @@ def compute_delay_properties(message: Message, level: int) -> Mapping:
     )
 
 
-def transform_delay_level_message(message: Message, delays: tuple[int, ...]) -> Message:
-    """[ST-01] A message with delay level > 0 is parked in SCHEDULE_TOPIC_XXXX queue level - 1, the level clamped
-    to the maximum, with its real topic and queue kept in REAL_TOPIC and REAL_QID."""
-    level = compute_clamped_delay_level(message.delay_time_level, delays)
-    return evolve(message, topic=SCHEDULE_TOPIC, queue_id=delay_level_to_queue_id(level),
-                  properties=compute_delay_properties(message, level))
-
-
 def compute_tags_code(record: CommitLogRecord, delays: tuple[int, ...]) -> int:
     """[ST-03] A scheduled message's tags code is its deliver timestamp; any other message's is its tags hash.
 
@@ -199,7 +191,7 @@ def put_record(store: Store, message: Message, now: int, delays: tuple[int, ...]
     """
     level = message.delay_time_level
     if level > 0:
-        # transform_delay_level_message, folded into the one copy of the message that the store makes
+        # HookUtils.transformDelayLevelMessage (CommitLog.asyncPutMessage in 4.x), on the one copy the store makes
         level = compute_clamped_delay_level(level, delays)
         topic, queue_id = SCHEDULE_TOPIC, delay_level_to_queue_id(level)
         properties = compute_delay_properties(message, level)

@@ -7,7 +7,7 @@ is the harness's side of it (start, answer each delivery from the outcome script
 from __future__ import annotations
 
 import sys
-from importlib import util
+from importlib import metadata
 
 from conformance.history.records import Delivery
 from conformance.runner.clients import driver
@@ -31,9 +31,11 @@ def get_unavailable_reason() -> str | None:
     """Why this platform cannot run the client (no wheel of `rocketmq` 0.4.4), or None."""
     if not sys.platform.startswith("linux"):
         return f"PyPI rocketmq {BINDING_VERSION} ships a manylinux wheel only; this is {sys.platform}"
-    if util.find_spec("rocketmq") is None:
+    try:  # by its distribution: the 5.x gRPC client (rocketmq-python-client) installs a `rocketmq` module too
+        installed = metadata.version("rocketmq")
+    except metadata.PackageNotFoundError:
         return f"PyPI rocketmq {BINDING_VERSION} is not installed (pip install -e '.[dev]')"
-    return None
+    return None if installed == BINDING_VERSION else f"PyPI rocketmq {installed} is installed, not {BINDING_VERSION}"
 
 
 class CppConsumer(AdapterConsumer):

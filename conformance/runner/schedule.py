@@ -148,14 +148,21 @@ class Scheduler:
                 self.fire(fault, target)
 
     def fire(self, fault: ScheduledFault, target: str) -> None:
+        """Fire `fault`; one of a kind already on only extends it (a broker killed twice is down until the later
+        end; a second SIGKILL, or a second start when the first ends, would act on a process that is not there)."""
         self.pending.remove(fault)
         began = self.clock()
-        FIRE[fault.kind](self.backend, self.clients)
+        if not self.is_on(fault.kind):
+            FIRE[fault.kind](self.backend, self.clients)
         self.active.append(Active(fault, began * 1000.0, self.clock() + fault.duration_ms / 1000.0, target))
 
+    def is_on(self, kind: str) -> bool:
+        return any(a.fault.kind == kind for a in self.active)
+
     def end(self, active: Active, restore_client: bool = True) -> None:
+        """End `active`; its kind's action is undone once no other fault of that kind is on."""
         self.active.remove(active)
-        if restore_client or active.fault.kind not in CLIENT_KINDS:
+        if (restore_client or active.fault.kind not in CLIENT_KINDS) and not self.is_on(active.fault.kind):
             END[active.fault.kind](self.backend, self.clients)
         self.events.append(FaultEvent(active.fault.kind, active.time_ms, self.clock() * 1000.0, active.target))
 

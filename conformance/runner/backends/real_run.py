@@ -183,7 +183,10 @@ class RealBackend:
     def kill_broker(self) -> None:
         """Fault: the real broker killed (SIGKILL). The proxy first stops listening on its broker port and closes every
         client connection to it, so a client sees what a crash shows it: connections closed, connects refused.
-        Returns once the process is gone and the name server has dropped its route."""
+        Returns once the process is gone and the name server has dropped its route. A broker already down (two
+        overlapping kills) is left as it is: there is no process to kill, and its route may be back."""
+        if "broker" in self.down:
+            return
         self.proxy.close_endpoint("broker")
         self.broker.kill_broker()
         self.client.close()
@@ -193,7 +196,11 @@ class RealBackend:
 
     def restart_broker(self) -> None:
         """The broker started again on its port and store (recovery after a crash); returns once it answers and its
-        route is registered again (it registers at its start), then the proxy listens on its broker port again."""
+        route is registered again (it registers at its start), then the proxy listens on its broker port again.
+        A broker already up (the end of the second of two overlapping kills) is left as it is: a second start would
+        leave a process no one stops."""
+        if "broker" not in self.down:
+            return
         self.broker.start_broker()
         self.client = BrokerClient(self.broker.broker_addr)
         self.down.discard("broker")
@@ -204,7 +211,10 @@ class RealBackend:
         self.proxy.open_endpoint("broker")
 
     def stop_namesrv(self) -> None:
-        """Fault: the name server stopped (SIGTERM); the proxy closes its name-server port and connections too."""
+        """Fault: the name server stopped (SIGTERM); the proxy closes its name-server port and connections too.
+        One already stopped (two overlapping outages) is left as it is."""
+        if "namesrv" in self.down:
+            return
         self.proxy.close_endpoint("namesrv")
         self.broker.stop_namesrv()
         self.down.add("namesrv")
@@ -212,7 +222,10 @@ class RealBackend:
     def start_namesrv(self) -> None:
         """The name server started again on its port. A 4.9.8 broker registers every 30 s; instead of waiting, the
         harness makes it register now: UPDATE_BROKER_CONFIG with its own brokerPermission (registerBrokerAll, forced).
-        Returns once the route of the run's topic answers, with the proxy listening again."""
+        Returns once the route of the run's topic answers, with the proxy listening again. One already running (the
+        end of the second of two overlapping outages) is left as it is."""
+        if "namesrv" not in self.down:
+            return
         self.broker.start_namesrv()
         self.down.discard("namesrv")
         if "broker" not in self.down:

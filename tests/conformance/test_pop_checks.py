@@ -260,6 +260,20 @@ def test_a_read_only_broker_or_a_mute_name_server_leaves_the_timing_rules_bindin
         assert check_invisible_time(run)[0] == verdict, kind
 
 
+def test_across_a_crash_the_revived_copy_is_timed_from_the_delivery_it_revives_not_from_the_re_pop():
+    """From conformance-java5-pop-model's pop-broker-crash (CI rehearsal): m0 failed at 1209 ms, the proxy with its
+    broker was killed, and at 29137 ms the re-popped original (attempt 1: the offset's progress was lost, PO-10) and
+    the revive of the first delivery's checkpoint (attempt 2) arrived together. The copy is not 0 ms early: it is
+    due 10 s after the delivery it revives (PC-01). Without the crash, an attempt 2 before that is early."""
+    workload = PopWorkload((PopMessage("m0", ("FAILURE",)),), api="pop", invisible_ms=60_000)
+    failed = delivery(1, 1209, status="RECONSUME_LATER")
+    crash = [failed, delivery(2, 29_137, seen=1), delivery(3, 29_137, attempt=2, seen=2)]
+    run = evolve(make_run(workload, crash), faults=(FaultEvent("proxy_kill", 1300, 1300, "m0"),))
+    assert check_invisible_time(run)[0] == "conforms"
+    early = make_run(workload, [failed, delivery(2, 5_000, attempt=2, seen=1)])
+    assert check_invisible_time(early) == ("deviates", "m0: 3791 ms after delivery 1", ["m0"])
+
+
 def test_every_workload_runs_on_both_backends_and_judges_its_rule():
     """No workload is left out on the model-backed server (it makes every fault: test_pop_server_faults.py), and
     each names the rule it is there for."""

@@ -142,6 +142,14 @@ def get_observed_fates(run: Run) -> dict[str, ObservedFate]:
     return fates
 
 
+def get_deliveries_by_offset(deliveries) -> dict[int, list]:
+    """The deliveries of each commit-log offset, in the order given (a send-back names its message by that offset)."""
+    by_offset = defaultdict(list)
+    for delivery in deliveries:
+        by_offset[delivery.message["commitLogOffset"]].append(delivery)
+    return by_offset
+
+
 def get_sent_back_delivery(deliveries, time_ms: float):
     """[CC-07] The failed delivery a send-back at `time_ms` answers, among the deliveries of its commit-log offset:
     the last one before it. A 4.9.8 client that retried a message locally (its send-back and fallback both failed)
@@ -156,10 +164,7 @@ def get_wire_send_back_faults(run: Run) -> tuple[Fault, ...]:
     as the request fault whose effect it had on the 4.9.8 client: its fallback sent and refused too,
     broker_not_writeable; no answer, send_back_timeout; otherwise send_back_error. The prediction runs with them
     (predict_run), so it knows what the history shows the broker did."""
-    failed = defaultdict(list)
-    for d in run.deliveries:
-        if not run.workload.is_success(d.status):
-            failed[d.message["commitLogOffset"]].append(d)
+    failed = get_deliveries_by_offset(d for d in run.deliveries if not run.workload.is_success(d.status))
     found: dict[tuple[str, int], Fault] = {}
     for request in run.get_requests(CONSUMER_SEND_MSG_BACK):
         delivery = get_sent_back_delivery(failed.get(int(request.fields.get("offset", -1)), ()), request.time_ms)

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import immutables
 
-from conformance.checker.mechanisms import get_sent_back_delivery
+from conformance.checker.mechanisms import get_deliveries_by_offset, get_sent_back_delivery
 from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET
 from conformance.history.records import SUCCESS, Run, StoredCopy, WireRequest
 from model.broker.commit_log import compute_log_record
@@ -127,9 +127,7 @@ def observe_send_backs(run: Run) -> list:
     """SendBackOutcome per CONSUMER_SEND_MSG_BACK: "rpc" when the broker answered SUCCESS; when it did not,
     "fallback" if the client's own send to %RETRY% stored a copy, else "failed" (the model's path for a message
     left to the client); the stored copy as the model's broker half stored it."""
-    deliveries = defaultdict(list)
-    for d in run.deliveries:
-        deliveries[d.message["commitLogOffset"]].append(d)
+    deliveries = get_deliveries_by_offset(run.deliveries)
     stored = {copy.source_offset: copy for copy in run.stored if copy.path == "rpc"}
     observations, taken = [], set()
     for request in run.get_requests(CONSUMER_SEND_MSG_BACK):

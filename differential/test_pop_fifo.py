@@ -56,6 +56,35 @@ def test_an_orderly_pop_blocks_the_queue_while_a_message_is_in_flight(pop_backen
     assert again.messages[0].reconsume_times == 1  # the per-offset count (orderCountInfo), not a revived copy's
 
 
+# An order info without an invisible time (an orderly pop asked with 0) takes the invisible time of the first pop
+# it refuses and keeps it (OrderInfo.needBlock 5.3.3 L498-L500): a later attempt is judged by that, not by its own.
+STORED_MS = 4_000  # the refused pop's invisible time, which the order info keeps
+OWN_MS = 1  # the later attempts' own invisible time: long past when they ask
+JUDGED_S = 1.0  # when the third attempt asks: past its own invisible time, well within the kept one
+
+
+@pytest.mark.rules("FF-01")
+def test_a_refused_orderly_pop_leaves_its_invisible_time_in_an_order_info_without_one(pop_backend, facts):
+    names = p.prepare(pop_backend, "fifoi", ["k0"], fifo=True)
+
+    def pop_order(invisible_ms: int, attempt: str):
+        return pop_backend.pop(names.group, names.topic, invisible_ms, queue_id=0, max_nums=1, order=True,
+                               attempt_id=attempt)
+
+    first = pop_order(0, "a1")
+    refused = pop_order(STORED_MS, "a2")
+    time.sleep(JUDGED_S)
+    third = pop_order(OWN_MS, "a3")
+    attempts = iter(range(1000))
+    again, seen_at = p.wait_until(lambda: _found_at(pop_order(OWN_MS, f"b{next(attempts)}")), 10.0)
+    since = seen_at - p.get_revive_time(first.messages[0])  # its pop time: the first pop's invisible time is 0
+    keys = [[m.key for m in a.messages] for a in (first, refused, third, again)]
+    facts(f"orderly pops: a1 with invisible time 0, a2 with {STORED_MS} ms, a3 with {OWN_MS} ms {JUDGED_S} s later, "
+          f"then attempts with {OWN_MS} ms until one pops; ms from the first pop to that one", (keys, since))
+    assert keys == [["k0"], [], [], ["k0"]]
+    assert STORED_MS - p.CLOCK_SLACK_MS <= since < STORED_MS + p.OBSERVE_MARGIN_MS
+
+
 def _found_at(answer):
     return (answer, p.now_ms()) if answer.messages else None
 

@@ -101,6 +101,25 @@ def test_an_order_info_without_an_invisible_time_blocks_for_the_asking_pops(stor
         (True, []) if blocked else (False, [0]))
 
 
+@given(stored=st.sampled_from([0, -1]), second=st.integers(2, 60_000), third=st.integers(1, 60_000),
+       data=st.data())
+def test_a_blocked_pop_leaves_its_invisible_time_in_an_order_info_without_one(stored, second, third, data):
+    """FF-01: needBlock writes the asking pop's invisible time into an order info that has none (≤ 0) and keeps
+    it (OrderInfo.needBlock 5.3.3 L498-L500, `this.invisibleTime = currentInvisibleTime`, on the live order info):
+    after a pop with invisible time ≤ 0, a second attempt refused at `at` leaves its own invisible time there, so a
+    third attempt is blocked for the second's invisible time from the first pop, whatever its own."""
+    state, _ = pop(produce_many(new_pop_broker(), 2), 1_000, "A", n=1, invisible=stored)
+    at = data.draw(st.integers(1, second - 1), label="at")
+    state, refused = pop(state, 1_000 + at, "B", n=1, invisible=second)
+    assert (refused.code, refused.messages) == ("POLLING_TIMEOUT", ())
+    later = data.draw(st.integers(at, 70_000), label="later")
+    state, answer = pop(state, 1_000 + later, "C", n=1, invisible=third)
+    record_rules(refused.rules + answer.rules)
+    blocked = later < second
+    assert (answer.code == "POLLING_TIMEOUT", [m.queue_offset for m in answer.messages]) == (
+        (True, []) if blocked else (False, [0]))
+
+
 @pytest.mark.parametrize(("first", "acked", "again", "size", "carried"), [
     ("A", True, "A", 2, True),  # the same attempt id pops offsets the last pop did not: its counts are carried
     ("A", False, "A", 2, True),  # the same offset and one more

@@ -8,17 +8,29 @@ import immutables
 from model.broker.pop.state import OrderInfo
 
 
+def compute_judged_order_info(info: OrderInfo | None, attempt_id: str | None, invisible_time: int) -> OrderInfo | None:
+    """[FF-01] The order info as OrderInfo.needBlock leaves it: one without an invisible time (≤ 0) takes the
+    asking pop's and keeps it, so later pops are judged by that value; one without offsets, or asked with its own
+    attempt id, is left as it is (needBlock returns before the write)."""
+    if info is None or not info.offsets or info.invisible_time > 0:
+        return info
+    if info.attempt_id is not None and info.attempt_id == attempt_id:
+        return info
+    return info._replace(invisible_time=invisible_time)
+
+
 def is_order_blocked(info: OrderInfo | None, attempt_id: str | None, invisible_time: int, now: int) -> bool:
     """[FF-01] OrderInfo.needBlock: blocked while some offset of the last orderly pop is neither acked nor past
-    its next visible time (pop time + invisible time, or what a change set); never for the same attempt id."""
+    its next visible time (pop time + invisible time — the asking pop's when the order info has none — or what a
+    change set); never for the same attempt id."""
+    info = compute_judged_order_info(info, attempt_id, invisible_time)
     if info is None or not info.offsets:
         return False
     if info.attempt_id is not None and info.attempt_id == attempt_id:
         return False
-    invisible = info.invisible_time if info.invisible_time > 0 else invisible_time
     for index, offset in enumerate(info.offsets):
         if not info.committed >> index & 1:
-            visible_at = info.next_visible.get(offset, info.pop_time + invisible)
+            visible_at = info.next_visible.get(offset, info.pop_time + info.invisible_time)
             if now < visible_at:
                 return True
     return False

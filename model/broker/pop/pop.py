@@ -8,6 +8,7 @@ from typing import NamedTuple
 from model.broker.consumer_offsets import commit_offset, query_offset
 from model.broker.pop.config import MAX_POP_MSG_NUMS
 from model.broker.pop.fifo import (
+    compute_judged_order_info,
     compute_order_count,
     compute_pop_order_info,
     compute_queue_order_count,
@@ -118,9 +119,10 @@ def process_pop_queue(state: PopBroker, request: PopRequest, queue: MessageQueue
     a checkpoint and the offset moved past what was read (PO-04), or for an orderly pop the order info (FF-02)."""
     state, offset = get_pop_offset(state, request.group, queue)
     wanted = request.max_msg_nums - len(answer.messages)
-    info = state.pop.order_infos.get((queue.topic, request.group, queue.queue_id))
-    if request.order and is_order_blocked(info, request.attempt_id, request.invisible_time, now):
-        return state, answer._replace(rules=answer.rules + ("FF-01",))
+    if request.order:
+        state, blocked = process_order_check(state, request, queue, now)
+        if blocked:
+            return state, answer._replace(rules=answer.rules + ("FF-01",))
     if wanted <= 0:
         return state, answer
     is_retry = get_retry_flag(queue.topic) != "0"
@@ -136,6 +138,18 @@ def process_pop_queue(state: PopBroker, request: PopRequest, queue: MessageQueue
     if request.order:
         return record_order_pop(state, request, queue, offset, found, now, answer, skipped)
     return record_checkpoint(state, request, queue, offset, next_offset, found, now, answer, skipped)
+
+
+def process_order_check(state: PopBroker, request: PopRequest, queue: MessageQueue,
+                        now: int) -> tuple[PopBroker, bool]:
+    """[FF-01] checkBlock: whether the queue's order info blocks this orderly pop, and the order info as needBlock
+    leaves it (with this pop's invisible time when it had none, whatever the verdict)."""
+    key = (queue.topic, request.group, queue.queue_id)
+    info = state.pop.order_infos.get(key)
+    judged = compute_judged_order_info(info, request.attempt_id, request.invisible_time)
+    if judged is not info:
+        state = set_pop(state, order_infos=state.pop.order_infos.set(key, judged))
+    return state, is_order_blocked(judged, request.attempt_id, request.invisible_time, now)
 
 
 def iter_queue(state: PopBroker, queue: MessageQueue, start: int, stop: int):

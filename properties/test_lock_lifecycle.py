@@ -6,6 +6,7 @@ one the rule turns on."""
 from __future__ import annotations
 
 import immutables
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -143,3 +144,58 @@ def test_try_lock_later_locks_the_queue_and_resubmits_10_ms_or_3_s_later():
         assert owner == get_lock_owner(before.broker, GROUP, mq, before.now) if failing else owner == "c1"
         assert [(n.what, n.time, n.rules) for n in notes] == [
             (f"c1 {mq}: lock {'refused' if failing else 'granted'}", system.now, ("LK-01",))]
+
+
+@pytest.mark.parametrize("version", ["4.9.8", "5.3.3"])
+def test_a_queue_whose_listener_runs_stays_dropped_until_a_later_rebalance_finds_it_idle(version):
+    """[OR-12] removeUnnecessaryMessageQueue of an orderly CLUSTERING queue needs the consume lock, which the
+    running listener holds: the ProcessQueue is marked dropped but stays in the table, the broker lock stays the
+    instance's, and 4.9.8 has already removed the cached offset (persist, removeOffset, then tryLock: RebalancePushImpl
+    4.9.8 L85-L109) where 5.x keeps it until the lock is had (tryRemoveOrderMessageQueue, 5.3.3 L94-L134; no force
+    unlock: the lock is 0 s old). The next rebalance (RebalanceImpl 4.9.8 L337-L345) finds the listener idle and the
+    cache empty: the queue leaves, its offset is dropped from the cache and the broker lock is released at once
+    (4.9.8 unlockDelay L113-L135 with no message cached; 5.3.3 L114-L121)."""
+    mq = MessageQueue(TOPIC, 1)
+    system = create_system(Config(consume_mode="orderly", profile=version), ("c1",), topic_queue_nums=2)
+    system, _ = run(system, Produce("a", queue_id=1), Advance(0))
+    system, _ = run(system, CompleteConsume(min(system.requests), OrderlyResult(OrderlyStatus.SUCCESS, True)),
+                    Produce("b", queue_id=1), Advance(0))
+    assert get_offset(system.consumers["c1"].offset_store, mq) == 1 and len(system.requests) == 1  # "b" runs
+    system, seen = run(system, Advance(1_000), SetMembers(("c1", "c2")))  # c2 is given queue 1
+    c1 = system.consumers["c1"]
+    assert mq in c1.process_queues and c1.process_queues[mq].dropped
+    assert get_offset(c1.offset_store, mq) == (None if version == "4.9.8" else 1)
+    assert get_lock_owner(system.broker, GROUP, mq, system.now) == "c1"
+    removals = [(n.what, n.time, n.rules) for n in seen if isinstance(n, Note) and str(mq) in n.what]
+    assert removals == [(f"c1 kept (listener running) {mq}", 1_000, ("OR-12",))]
+    system, _ = run(system, CompleteConsume(min(system.requests), OrderlyResult(OrderlyStatus.SUCCESS, True)))
+    # The members' next rebalance, 12 s in: between two persistAll (every 5 s from 10 s), which would drop the
+    # offset of a queue no longer in the table anyway.
+    system, seen = run(system, Advance(12_000), SetMembers(("c1", "c2")))
+    c1 = system.consumers["c1"]
+    assert mq not in c1.process_queues and get_offset(c1.offset_store, mq) is None
+    assert get_lock_owner(system.broker, GROUP, mq, system.now) == "c2"  # released by c1, so c2's lock is granted
+    removals = [(n.what, n.time, n.rules) for n in seen if isinstance(n, Note) and f"c1 removed {mq}" in n.what]
+    assert removals == [(f"c1 removed {mq}", 12_000, ("OR-12",))]
+
+
+def test_a_held_back_pull_stamps_its_kept_queue_until_the_drop():
+    """[LK-08] [PL-02] [OR-12] (4.9.8) c1's pull of queue 0 is held back by the cache from 1 s on and re-run every
+    50 ms, each run stamping lastPullTimestamp; at 25.02 s the queue goes to c0 while c1's listener runs, so c1
+    keeps it dropped, and the first run after the drop returns before stamping (DefaultMQPushConsumerImpl 4.9.8
+    L219-L226): the last stamp is 25 s. The queue comes back to c1 at 26 s, where the dropped ProcessQueue blocks a
+    new one until a rebalance finds it not pulled for more than 120 s: at 160 s (145 s is past), not at 140 s, and
+    not later for the listener finishing at 45 s."""
+    config = Config(consume_mode="orderly", profile="4.9.8", pull_threshold_for_queue=1)
+    system = create_system(config, ("c1",), topic_queue_nums=1)
+    mq = MessageQueue(TOPIC, 0)
+    system, _ = run(system, Advance(1_000), Produce("a"), Produce("b"), Advance(1_000))
+    assert ("c1", mq) in system.flow_parked and len(system.requests) == 1
+    system, _ = run(system, Advance(25_020), SetMembers(("c0", "c1")), Advance(26_000), SetMembers(("c1",)))
+    pq = system.consumers["c1"].process_queues[mq]
+    assert (pq.dropped, pq.last_pull_timestamp) == (True, 25_000)
+    system, seen = run(system, Advance(45_000),
+                       CompleteConsume(min(system.requests), OrderlyResult(OrderlyStatus.SUCCESS, True)),
+                       Advance(200_000))
+    stale = [o.time for o in seen if isinstance(o, Note) and o.what == f"c1 {mq}: not pulled for 120 s"]
+    assert stale[:1] == [160_000]

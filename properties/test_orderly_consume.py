@@ -16,6 +16,7 @@ from model.client.offset_store import create_offset_store, get_offset, update_of
 from model.client.orderly import (
     OrderlyStatus,
     Step,
+    process_check_reconsume_times,
     process_consume_result,
     process_gate,
     process_store_commit,
@@ -241,3 +242,21 @@ def test_a_dropped_queue_is_force_unlocked_only_past_20_s_since_its_lock(version
     forced = [is_force_unlock(config, pq, 1_000 + age) for age in (19_999, 20_000, 20_001)]
     assert forced == ([False, False, True] if version == "5.3.3" else [False] * 3)
     assert not is_force_unlock(config, evolve(pq, dropped=False), 1_000 + 20_001)
+
+
+@pytest.mark.parametrize("retried", [False, True])
+def test_the_give_up_send_is_stored_at_the_send_time_in_the_queue_the_producer_chose(retried):
+    """OR-08, OR-09: sendMessageBack is a producer send (ConsumeMessageOrderlyService 4.9.8 L377-L398): the producer
+    picks a queue of %RETRY%<group> (TopicPublishInfo.selectOneMessageQueue, 4.9.8 L88-L96; the model's draw stands
+    for its random start) and the broker stores the copy at the instant it answers. At r = max the 4.9 broker sends
+    it to the DLQ, parked first for DELAY 3 + r; resent by the producer's retry without the header (RS-14) it is a
+    delayed retry whose real queue is the one the producer chose."""
+    config = evolve(get_suite_config(), profile="4.9.8", consume_mode="orderly", max_reconsume_times=2,
+                    retry_queue_nums=4)
+    broker = create_broker(config, GROUP, {TOPIC: 1})
+    (msg,) = make_messages(5, 1, reconsume_times=2)
+    send_back = process_check_reconsume_times(broker, config, GROUP, (msg,), 7_000, True, 3, retried)
+    (stored,) = send_back.sent
+    assert (stored.store_timestamp, stored.born_timestamp, stored.properties["DELAY"]) == (7_000, 7_000, "5")
+    real = ("%RETRY%g", "3") if retried else ("%DLQ%g", "0")
+    assert (stored.properties["REAL_TOPIC"], stored.properties["REAL_QID"]) == real

@@ -3,6 +3,7 @@ its listener's results, and the 4.x send-back under the proxy's dead letters."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -119,3 +120,26 @@ def test_proxy_dead_letter_is_a_chapter_02_send_back(retry_max_times, random_int
     assert (forward.result, after.broker) == (direct, direct_broker)
     assert forward.result.stored.topic == DLQ and forward.follow_up.kind == "ack"
     record_rules(["PC-04"])
+
+
+def test_a_give_up_that_throws_sends_nothing_for_the_rest_of_the_request():
+    """PC-01, PC-02: processConsumeResult walks the failed messages in order (ConsumeMessagePopConcurrentlyService
+    5.3.3 L252-L262); a message at the maximum and younger than 10 s gets checkNeedAckOrDelay's level -1, and
+    changePopInvisibleTime reads popDelayLevel[-1] before its try block (L287-L293), so the exception leaves the
+    loop: the message after it, below the maximum, gets no change either."""
+    now = 10**8
+    actions = consume([16, 0], False, max_times=16, pop_time=now - 1, now=now, born=now - 5_000)
+    assert [(a.kind, a.give_up) for a in actions] == [("none", True), ("none", True)]
+
+
+@pytest.mark.parametrize("pop_time, invisible, now", [
+    (0, 60_000, 1_000),  # no pop time: timed out though only 1 s passed
+    (-1, 60_000, 1_000),
+    (5_000, 0, 4_000),  # no invisible time: timed out even on a client clock behind the broker's popTime
+    (5_000, -1, 4_000),
+])
+def test_a_pop_without_pop_time_or_invisible_time_counts_as_timed_out(pop_time, invisible, now):
+    """PC-03: ConsumeRequest.isPopTimeout answers true when popTime <= 0 or invisibleTime <= 0, before it compares
+    the client's clock with the broker's popTime (ConsumeMessagePopConcurrentlyService 5.3.3 L367-L374): the result
+    sends neither ack nor change."""
+    assert [a.kind for a in consume([0, 1], True, pop_time=pop_time, invisible=invisible, now=now)] == ["none"] * 2

@@ -3,6 +3,7 @@ settings arrived) and of the broker's QUERY_ASSIGNMENT (spec/18-pop-consumer.md,
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,6 +43,42 @@ def test_one_message_group_keeps_one_queue(group, queues, sent_a, sent_b):
     sent before it; a message without a group goes round the queues."""
     assert table.compute_send_queue(group, queues, sent_a) == table.compute_send_queue(group, queues, sent_b) < queues
     assert table.compute_send_queue(None, queues, sent_a) == sent_a % queues
+
+
+# Hashing.consistentHash(group.hashCode(), n) for n = 1..16, printed by Guava 32.1.3 (a JVM run, not this model).
+GUAVA_BUCKETS = {
+    "g": "0,1,1,1,1,1,1,1,1,1,1,1,12,12,12,12",
+    "order-1": "0,0,0,3,3,3,3,3,3,3,3,3,3,3,3,3",  # a negative hashCode (-1207111310)
+    "FIFO_GROUP": "0,0,2,2,4,4,4,4,4,4,4,4,4,4,4,4",
+    "\u00e9t\u00e9": "0,1,1,1,1,1,6,7,7,7,7,7,7,7,7,7",
+    "\U0001F600": "0,1,1,1,4,4,4,4,4,4,4,4,4,4,4,4",  # a surrogate pair
+    "message-group-42": "0,1,1,1,1,1,6,6,6,6,10,10,10,10,10,10",
+    "G2": "0,0,2,2,2,2,6,6,6,6,6,6,6,6,6,6",
+    "G3": "0,1,2,2,2,2,2,7,7,7,7,7,7,7,7,7",
+}
+
+
+@pytest.mark.parametrize("group", sorted(GUAVA_BUCKETS))
+def test_a_message_group_goes_to_the_bucket_of_guavas_consistent_hash(group):
+    """SendMessageQueueSelector (SendMessageActivity 5.3.3 L376-L395): a message with a message group is written to
+    writeQueues[Hashing.consistentHash(group.hashCode(), writeQueues.size())]."""
+    buckets = [table.compute_send_queue(group, queues, 0) for queues in range(1, 17)]
+    assert buckets == [int(b) for b in GUAVA_BUCKETS[group].split(",")]
+
+
+@pytest.mark.parametrize("queues, readable, fifo, expected", [
+    (0, True, False, ("FORBIDDEN", ())),
+    (0, True, True, ("FORBIDDEN", ())),
+    (4, False, False, ("FORBIDDEN", ())),
+    (4, False, True, ("FORBIDDEN", ())),
+    (1, True, False, ("OK", (-1,))),
+    (1, True, True, ("OK", (0,))),
+    (3, True, True, ("OK", (0, 1, 2))),
+])
+def test_query_assignment_needs_a_readable_queue(queues, readable, fifo, expected):
+    """RouteActivity.queryAssignment (5.3.3 L98-L170): a queue data is assigned only when readable with readQueueNums
+    > 0 (one assignment of queue -1, or one per queue for an orderly group); no assignment answers FORBIDDEN."""
+    assert table.compute_proxy_assignment(queues, readable, fifo) == expected
 
 
 MODES = st.sampled_from(list(MessageRequestMode))

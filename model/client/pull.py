@@ -165,20 +165,24 @@ PULL_HANDLERS = {"FOUND": on_found, "OFFSET_ILLEGAL": on_offset_illegal, "NO_NEW
 def wake_flow_controlled_pulls(cluster: Cluster) -> Cluster:
     """[PL-02] [PL-03] A pull held back by the cache checks again every 50 ms; only an event can shrink the cache,
     so instead of firing every 50 ms the retry is scheduled at the first 50 ms tick after the check would pass
-    (the same pull at the same virtual time, without thousands of no-op timers during a long wait)."""
+    (the same pull at the same virtual time, without thousands of no-op timers during a long wait). A held-back
+    pull whose ProcessQueue was dropped (and kept in the table, OR-12) ends: Java's checks stamped it up to the drop,
+    and the first after it returns unstamped [LK-08]."""
     for key, (since, incarnation, token) in sorted(cluster.flow_parked.items()):
         client_id, mq = key
         consumer = get_live_consumer(cluster, client_id, incarnation)
         pq = None if consumer is None else consumer.process_queues.get(mq)
-        if pq is None or pq.dropped or consumer.pull_tokens.get(mq) != token:
+        if pq is None or consumer.pull_tokens.get(mq) != token:
             cluster = evolve(cluster, flow_parked=discard(cluster.flow_parked, key))
-        elif compute_flow_control(cluster, client_id, mq, pq)[0] is None:
+        elif pq.dropped or compute_flow_control(cluster, client_id, mq, pq)[0] is None:
             ticks = (cluster.now - since) // CACHE_FLOW_CONTROL_MILLIS
-            # [LK-08] Java's held-back pull ran at every one of the skipped ticks, each stamping lastPullTimestamp.
+            # [LK-08] Java's held-back pull ran at every one of the skipped ticks, each stamping lastPullTimestamp;
+            # a ProcessQueue dropped since (and kept in the table) was stamped up to the drop, and its pull ends.
             pq = evolve(pq, last_pull_timestamp=max(pq.last_pull_timestamp, since + CACHE_FLOW_CONTROL_MILLIS * ticks))
             cluster = put_consumer(evolve(cluster, flow_parked=discard(cluster.flow_parked, key)),
                                    evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
-            cluster = schedule_pull(cluster, client_id, mq, since + CACHE_FLOW_CONTROL_MILLIS * (ticks + 1))
+            if not pq.dropped:
+                cluster = schedule_pull(cluster, client_id, mq, since + CACHE_FLOW_CONTROL_MILLIS * (ticks + 1))
     return cluster
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import immutables
 from attrs import field, frozen
 
+from model.values.message import java_string_hash
 from model.values.records import evolve
 
 CLIENT_TYPES = ("PRODUCER", "PUSH_CONSUMER", "SIMPLE_CONSUMER")
@@ -65,15 +66,27 @@ def on_proxy_restart(clients: ProxyClients) -> ProxyClients:
 
 
 def compute_send_queue(message_group: str | None, queue_count: int, sent: int) -> int:
-    """The queue a gRPC send writes to: a message group's messages all to one queue, chosen by the group (the
-    proxy hashes it with Guava's consistent hash; here Java's String.hashCode modulo the queue count — what FIFO
-    order within a group needs is only that one group keeps one queue), others round robin by the sends so far."""
+    """The queue a gRPC send writes to: a message group's messages all to one queue, the bucket Guava's consistent
+    hash gives the group's String.hashCode (SendMessageQueueSelector); others round robin by the sends so far."""
     if not message_group:
         return sent % queue_count
-    code = 0
-    for char in message_group:
-        code = (31 * code + ord(char)) & 0xFFFFFFFF
-    return code % queue_count
+    return compute_consistent_hash(java_string_hash(message_group), queue_count)
+
+
+def compute_consistent_hash(key: int, buckets: int) -> int:
+    """Guava's Hashing.consistentHash(long, int): a walk driven by a 64-bit linear congruential generator seeded
+    with the key, which jumps to ever higher buckets until the next jump leaves the range."""
+    state, candidate = key & _MASK_64, 0
+    while True:
+        state = (_LCG_MULTIPLIER * state + 1) & _MASK_64
+        jump = int((candidate + 1) / (((state >> 33) + 1) / 2**31))
+        if jump >= buckets:
+            return candidate
+        candidate = jump
+
+
+_MASK_64 = (1 << 64) - 1
+_LCG_MULTIPLIER = 2862933555777941757
 
 
 def compute_proxy_assignment(queue_count: int, readable: bool, fifo: bool) -> tuple[str, tuple[int, ...]]:

@@ -19,11 +19,10 @@ def compute_judged_order_info(info: OrderInfo | None, attempt_id: str | None, in
     return info._replace(invisible_time=invisible_time)
 
 
-def is_order_blocked(info: OrderInfo | None, attempt_id: str | None, invisible_time: int, now: int) -> bool:
-    """[FF-01] OrderInfo.needBlock: blocked while some offset of the last orderly pop is neither acked nor past
-    its next visible time (pop time + invisible time — the asking pop's when the order info has none — or what a
-    change set); never for the same attempt id."""
-    info = compute_judged_order_info(info, attempt_id, invisible_time)
+def is_order_blocked(info: OrderInfo | None, attempt_id: str | None, now: int) -> bool:
+    """[FF-01] OrderInfo.needBlock's verdict on the order info as it leaves it (`compute_judged_order_info`): blocked
+    while some offset of the last orderly pop is neither acked nor past its next visible time (pop time + invisible
+    time, or what a change set); never for the same attempt id."""
     if info is None or not info.offsets:
         return False
     if info.attempt_id is not None and info.attempt_id == attempt_id:

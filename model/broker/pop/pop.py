@@ -149,7 +149,7 @@ def process_order_check(state: PopBroker, request: PopRequest, queue: MessageQue
     judged = compute_judged_order_info(info, request.attempt_id, request.invisible_time)
     if judged is not info:
         state = set_pop(state, order_infos=state.pop.order_infos.set(key, judged))
-    return state, is_order_blocked(judged, request.attempt_id, request.invisible_time, now)
+    return state, is_order_blocked(judged, request.attempt_id, now)
 
 
 def iter_queue(state: PopBroker, queue: MessageQueue, start: int, stop: int):

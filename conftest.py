@@ -5,13 +5,18 @@ Profiles (choose with RMQSPEC_HYPOTHESIS_PROFILE):
 - ``ci``: Hypothesis' built-in CI behaviour (derandomized, no example database, blobs printed) at fast budgets;
   chosen automatically when CI=true.
 - ``deep``: large budgets for tox environments and nightly runs.
-- ``mutation``: ``fast`` without shrinking, for mutmut (tox env ``mutation``): a mutant is killed by the first
-  failing example, so shrinking it only costs time; the same seed draws the same examples as ``fast``.
+- ``mutation``: ``fast`` without shrinking, derandomized and without an example database, for mutmut (tox env
+  ``mutation``): a mutant is killed by the first failing example, so shrinking it only costs time; every run of a
+  test draws the same examples, so a test that did not execute a statement unmutated does not execute it mutated
+  (benchmarks/mutation_lines.py).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -30,8 +35,9 @@ QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile("fast", suppress_health_check=QUIET, **FAST)
 settings.register_profile("ci", settings.get_profile("ci"), suppress_health_check=QUIET, **FAST)
 settings.register_profile("deep", suppress_health_check=QUIET, **DEEP)
-settings.register_profile("mutation", settings.get_profile("fast"), report_multiple_bugs=False,
-                          phases=[phase for phase in Phase if phase not in (Phase.shrink, Phase.explain)])
+settings.register_profile("mutation", settings.get_profile("fast"), report_multiple_bugs=False, derandomize=True,
+                          database=None, phases=[phase for phase in Phase if phase not in (Phase.shrink,
+                                                                                         Phase.explain)])
 PROFILES = ("fast", "ci", "deep", "mutation")
 
 
@@ -61,6 +67,29 @@ def pytest_runtest_logreport(report):
     if report.failed and "__mutmut_" in mutant:
         with open(MUTMUT_KILLS, "a", encoding="utf-8") as kills:
             kills.write(f"{mutant}\t{report.nodeid}\t{report.when}\t{report.duration:.3f}\n")
+
+
+MUTMUT_LINES = "mutmut-lines.json"  # in mutants/: benchmarks/mutation_lines.py, kept current by mutation_scores --all
+
+
+@functools.cache
+def get_mutant_tests() -> dict[str, list[str]]:
+    path = Path(MUTMUT_LINES)
+    return json.loads(path.read_text())["tests"] if path.is_file() else {}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under mutmut, a mutant's run keeps the tests that executed its mutated statement (benchmarks/
+    mutation_lines.py): the others cannot tell it from the original. One executed by no test keeps one test."""
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    tests = get_mutant_tests().get(mutant) if "__mutmut_" in mutant else None
+    if tests is None or not items:
+        return
+    wanted = set(tests)
+    kept = [item for item in items if item.nodeid in wanted] or items[:1]
+    kept_ids = {item.nodeid for item in kept}
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept_ids])
+    items[:] = kept
 
 
 pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process

@@ -12,9 +12,10 @@ Every mutant of model/ is hours of CPU on 2 cores, so the whole of model/ is run
 `--all --budget-s S` runs mutmut on the mutants not checked yet, in chunks, package by package, until S seconds are
 spent, and prints the score of every module so far. Nothing is lost between runs: mutmut keeps each mutant's verdict
 in mutants/<file>.meta under the hash of its function's source, and forgets only those of a function whose source
-changed; this script adds the suite's side (`--all`): when properties/, oracle/, tests/ or conftest.py changed since
-the verdicts were taken, the survivors are checked again (a kill stands: the suite only ever gains tests), and so are
-mutants mutmut could not judge (an interrupted run). Run again until nothing is left "not checked".
+changed; this script adds the suite's side (`--all`, benchmarks/mutation_recheck.py): a survivor is checked again
+when a test that reaches its function changed since its verdict (every survivor when a file of the suite other than
+a test file changed), a kill stands (the suite only ever gains tests), and a mutant mutmut could not judge (an
+interrupted check) is always checked again. Run again until nothing is left "not checked".
 
 `--per-module K` scores a stratified random sample instead: K mutants drawn from each module (all of a smaller one)
 with a seeded generator, so the same options name the same mutants; `--run` first runs mutmut on those of the sample
@@ -25,9 +26,9 @@ modules' sizes.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
+import os
 import random
 import re
 import signal
@@ -37,16 +38,16 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.mutation_lines import LINE_MAP, compute_tree_hash  # noqa: E402
+from benchmarks.mutation_recheck import STATS, get_function, reset_stale_verdicts  # noqa: E402
+
 # `mutmut results --all true` prints one "    <module>.<x_function or xǁClassǁmethod>__mutmut_<n>: <status>" line
 # per mutant.
 LINE = re.compile(r"^\s*(?P<name>(?P<module>[\w.]+?)\.(?:x_|xǁ)\S*__mutmut_\d+): (?P<status>.+)$")
 COLUMNS = ("killed", "timeout", "survived", "no tests", "not checked", "other")
 RESULTS_LIMIT_S = 600
-# What the verdicts depend on besides model/: when its hash changes, survivors are checked again.
-SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
-SUITE_HASH = Path("mutants") / "suite.sha256"
-# mutmut's exit codes that are no verdict on the suite: survived (0), interrupted (2), suspicious (35).
-RECHECKED_CODES = frozenset({0, 2, 35})
+REFRESH_LIMIT_S = 1800  # for the mutmut run that traces the tests of changed files (mutation_recheck)
 # Mutants per mutmut run of --all. Each run first lists the suite and runs the chunk's tests unmutated, minutes
 # when the system machines reach the chunk: fewer, larger runs spend less on that (benchmarks/MUTATION.md).
 CHUNK = 5000  # more than the largest package (model.client, 4,417 mutants)
@@ -171,41 +172,13 @@ def count_by_package(counts: dict[str, Counter]) -> dict[str, Counter]:
     return dict(packages)
 
 
-def compute_suite_hash(root: Path = Path(".")) -> str:
-    """sha256 over the suite's Python and Markdown files (path and content), in path order."""
-    digest = hashlib.sha256()
-    for top in SUITE_PATHS:
-        path = root / top
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".py", ".md"))
-        for file in files:
-            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def reset_stale_verdicts(root: Path = Path(".")) -> int:
-    """When the suite changed since the verdicts in mutants/ were taken, mark its survivors (and unjudged mutants)
-    not checked, so that the next run checks them against the suite as it is; returns how many."""
-    current = compute_suite_hash(root)
-    stored = (root / SUITE_HASH).read_text().strip() if (root / SUITE_HASH).is_file() else None
-    reset = 0
-    if stored != current:
-        for meta_path in sorted((root / "mutants").rglob("*.py.meta")):
-            meta = json.loads(meta_path.read_text())
-            stale = [k for k, code in meta["exit_code_by_key"].items() if code in RECHECKED_CODES]
-            for key in stale:
-                meta["exit_code_by_key"][key] = None
-            if stale:
-                meta_path.write_text(json.dumps(meta, indent=4))
-            reset += len(stale)
-        (root / SUITE_HASH).write_text(current + "\n")
-    return reset
-
-
 def run_all(budget_s: float, max_children: int, package: str | None, chunk: int = CHUNK) -> int:
     """[--all] mutmut on every mutant of model/ (or of `package`) not checked yet, `chunk` at a time, package by
     package in name order, until `budget_s` is spent; mutmut records each verdict as it goes. A mutmut run still going
     when the budget is spent is interrupted (SIGINT: it stops its children and keeps every verdict it has)."""
-    print(f"{reset_stale_verdicts()} survivors or unjudged mutants reset (the suite changed)", flush=True)
+    reset = reset_stale_verdicts(Path("."), lambda: refresh_stats(max_children))
+    print(f"{reset} survivors or unjudged mutants to check again (benchmarks/mutation_recheck.py)", flush=True)
+    ensure_line_map(max_children)
     started = time.monotonic()
     mutants = read_mutants() or {}
     pending = sorted(name for module, statuses in mutants.items() if package is None or module.startswith(package)
@@ -223,9 +196,45 @@ def run_all(budget_s: float, max_children: int, package: str | None, chunk: int 
     return 0
 
 
+def ensure_line_map(max_children: int) -> bool:
+    """mutants/mutmut-lines.json for model/ and the suite as they are (benchmarks/mutation_lines.py): when either
+    changed, mutmut makes the mutants of the current model/ and the suite is traced again. Without a current map
+    each mutant runs every test of its function. Whether there is one."""
+    tree = compute_tree_hash(Path("."))
+    if LINE_MAP.is_file() and json.loads(LINE_MAP.read_text()).get("tree") == tree:
+        return True
+    LINE_MAP.unlink(missing_ok=True)
+    print("tracing which tests execute each statement of model/ (benchmarks/mutation_lines.py)", flush=True)
+    if not refresh_stats(max_children):
+        return False
+    lines = Path(__file__).with_name("mutation_lines.py")
+    code = subprocess.run([sys.executable, str(lines), "--trace", "--map"], check=False).returncode
+    if code != 0:
+        LINE_MAP.unlink(missing_ok=True)
+    return code == 0
+
+
+def refresh_stats(max_children: int) -> bool:
+    """Have mutmut trace the tests it does not know (it does at the start of any run): run it on the killed mutant
+    whose tests are quickest, which it checks again. Whether it ran."""
+    name = get_cheapest_kill(Path("."))
+    return name is not None and run_mutmut([name], max_children, REFRESH_LIMIT_S) == 0
+
+
+def get_cheapest_kill(root: Path) -> str | None:
+    """The killed mutant (exit code 1) whose function's tests took least in mutmut's stats run."""
+    stats = json.loads((root / STATS).read_text())
+    durations, reach = stats["duration_by_test"], stats["tests_by_mangled_function_name"]
+    kills = [name for meta_path in sorted((root / "mutants").rglob("*.py.meta"))
+             for name, code in json.loads(meta_path.read_text())["exit_code_by_key"].items() if code == 1]
+    cost = {name: sum(durations.get(test, 0.0) for test in reach.get(get_function(name), ())) for name in kills}
+    return min(kills, key=lambda name: (cost[name], name)) if kills else None
+
+
 def run_mutmut(names: list[str], max_children: int, limit_s: float) -> int | None:
     """`mutmut run` on `names`; None when it was interrupted at `limit_s`."""
-    mutmut = subprocess.Popen([get_mutmut(), "run", "--max-children", str(max_children), *names])
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # as in the traced run of benchmarks/mutation_lines.py
+    mutmut = subprocess.Popen([get_mutmut(), "run", "--max-children", str(max_children), *names], env=env)
     try:
         return mutmut.wait(timeout=max(limit_s, 1))
     except subprocess.TimeoutExpired:

@@ -8,16 +8,15 @@ from hypothesis import Phase, settings
 
 from benchmarks import mutation_scores
 from benchmarks.mutation_scores import (
-    SUITE_HASH,
     compute_interval,
     compute_score,
     count_by_package,
     count_statuses,
     draw_sample,
     format_table,
+    get_cheapest_kill,
     list_mutants,
     parse_results,
-    reset_stale_verdicts,
     run_mutmut,
 )
 
@@ -75,28 +74,6 @@ def test_a_sample_table_weights_each_module_by_its_size():
     assert table.splitlines()[-1].endswith("| 400 | estimated 94 % (modules weighted by size) |")
 
 
-def test_a_changed_suite_sends_survivors_and_unjudged_mutants_back_and_keeps_kills(tmp_path):
-    """--all: verdicts are kept while the suite is unchanged; once it changes, survived (0), interrupted (2) and
-    suspicious (35) mutants are checked again, and kills (1) and timeouts (36) stand."""
-    (tmp_path / "properties").mkdir()
-    (tmp_path / "properties" / "test_x.py").write_text("def test_x(): assert True\n")
-    meta = tmp_path / "mutants" / "model" / "m.py.meta"
-    meta.parent.mkdir(parents=True)
-    codes = {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.x_f__mutmut_3": 36, "m.x_f__mutmut_4": 2,
-             "m.x_f__mutmut_5": 35, "m.x_f__mutmut_6": None}
-    meta.write_text(json.dumps({"exit_code_by_key": codes}))
-    assert reset_stale_verdicts(tmp_path) == 3  # no hash recorded yet: the verdicts' suite is unknown
-    assert (tmp_path / SUITE_HASH).is_file()
-    kept = json.loads(meta.read_text())["exit_code_by_key"]
-    assert kept == {**codes, "m.x_f__mutmut_2": None, "m.x_f__mutmut_4": None, "m.x_f__mutmut_5": None}
-    kept["m.x_f__mutmut_2"] = 0
-    meta.write_text(json.dumps({"exit_code_by_key": kept}))
-    assert reset_stale_verdicts(tmp_path) == 0  # the same suite: the survivor stands
-    (tmp_path / "properties" / "test_x.py").write_text("def test_x(): assert 1\n")
-    assert reset_stale_verdicts(tmp_path) == 1
-    assert json.loads(meta.read_text())["exit_code_by_key"]["m.x_f__mutmut_2"] is None
-
-
 def test_a_package_counts_its_modules_and_subpackages():
     counts, _ = parse_results(LISTING + "    model.broker.pop.ack.x_f__mutmut_1: killed\n"
                                         "    model.client.pull.x_g__mutmut_1: survived\n")
@@ -133,3 +110,18 @@ def test_the_mutation_profile_is_fast_without_shrinking():
     assert {Phase.explicit, Phase.reuse, Phase.generate} <= set(mutation.phases)
     assert (mutation.max_examples, mutation.stateful_step_count) == (fast.max_examples, fast.stateful_step_count)
     assert not mutation.report_multiple_bugs
+
+
+def test_the_stats_refresh_reruns_the_kill_whose_tests_are_quickest(tmp_path):
+    """mutation_recheck's refresh runs mutmut on one killed mutant: the one whose function's tests took least."""
+    meta = tmp_path / "mutants" / "model" / "m.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {"m.x_f__mutmut_1": 1, "m.x_g__mutmut_1": 1,
+                                                     "m.x_h__mutmut_1": 0}}))
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps({
+        "duration_by_test": {"t.py::a": 2.0, "t.py::b": 0.5, "t.py::c": 0.1},
+        "tests_by_mangled_function_name": {"m.x_f": ["t.py::a"], "m.x_g": ["t.py::b", "t.py::b"],
+                                           "m.x_h": ["t.py::c"]}}))
+    assert get_cheapest_kill(tmp_path) == "m.x_g__mutmut_1"  # h's tests are quicker, but h survived
+    meta.write_text(json.dumps({"exit_code_by_key": {"m.x_h__mutmut_1": 0}}))
+    assert get_cheapest_kill(tmp_path) is None

@@ -1,0 +1,115 @@
+"""Which of mutmut's verdicts a change of the suite sends back to be checked (mutation_scores.py --all).
+
+mutmut keeps each verdict under the hash of the mutated function's source, but it does not watch the tests: a new
+test can kill a mutant that survived. A kill stands (the suite only gains tests); a survivor is checked again when a
+test that could now kill it changed:
+
+- when only test files changed (`test_*.py`), the survivors of the functions those files' tests reach. mutmut knows a
+  test's reach from tracing it (mutants/mutmut-stats.json); the changed files' tests are forgotten there first, so
+  that mutmut's next start traces them again, new and edited ones alike (`refresh`), and their reach is read after;
+- when anything else of the suite changed (a strategy, an oracle, conftest.py), every survivor: such a file can
+  change what any test draws or asserts.
+
+A mutant without a verdict (its check interrupted at a budget, or suspicious) is always checked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+# What the verdicts depend on besides model/.
+SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
+SUITE_FILES = Path("mutants") / "suite-files.json"  # path -> sha256 of each suite file when the verdicts were taken
+STATS = Path("mutants") / "mutmut-stats.json"
+SURVIVED = 0
+UNJUDGED = frozenset({2, 35})  # mutmut's exit codes of an interrupted check and of a suspicious one
+
+
+def compute_suite_files(root: Path) -> dict[str, str]:
+    """The suite's Python and Markdown files (path relative to `root`) with the sha256 of each."""
+    hashes = {}
+    for top in SUITE_PATHS:
+        path = root / top
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".py", ".md"))
+        for file in files:
+            hashes[file.relative_to(root).as_posix()] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return hashes
+
+
+def get_changed_files(old: dict[str, str], new: dict[str, str]) -> set[str]:
+    """The files added, removed or edited between two snapshots."""
+    return {path for path in old.keys() | new.keys() if old.get(path) != new.get(path)}
+
+
+def is_test_file(path: str) -> bool:
+    return Path(path).name.startswith("test_") and path.endswith(".py")
+
+
+def get_test_file(test: str) -> str:
+    """The file of a pytest node id (`properties/test_x.py::test_y[param]`)."""
+    return test.split("::", 1)[0]
+
+
+def forget_tests(root: Path, files: set[str]) -> int:
+    """Remove the tests of `files` from mutmut's stats, so that its next start traces them as new; returns how many."""
+    stats = json.loads((root / STATS).read_text())
+    durations = stats["duration_by_test"]
+    forgotten = {test for test in durations if get_test_file(test) in files}
+    for test in forgotten:
+        del durations[test]
+    reach = stats["tests_by_mangled_function_name"]
+    for function, tests in reach.items():
+        reach[function] = [test for test in tests if test not in forgotten]
+    (root / STATS).write_text(json.dumps(stats))
+    return len(forgotten)
+
+
+def get_reached_functions(root: Path, files: set[str]) -> set[str]:
+    """The mangled names of the functions some test of `files` reaches, in mutmut's stats."""
+    reach = json.loads((root / STATS).read_text())["tests_by_mangled_function_name"]
+    return {function for function, tests in reach.items() if any(get_test_file(t) in files for t in tests)}
+
+
+def reset_verdicts(root: Path, is_stale: Callable[[str, int | None], bool]) -> int:
+    """Mark not checked (None) every mutant whose verdict `is_stale(name, exit code)`; returns how many."""
+    reset = 0
+    for meta_path in sorted((root / "mutants").rglob("*.py.meta")):
+        meta = json.loads(meta_path.read_text())
+        stale = [name for name, code in meta["exit_code_by_key"].items() if code is not None and is_stale(name, code)]
+        for name in stale:
+            meta["exit_code_by_key"][name] = None
+        if stale:
+            meta_path.write_text(json.dumps(meta, indent=4))
+        reset += len(stale)
+    return reset
+
+
+def get_function(mutant: str) -> str:
+    return mutant.rsplit("__mutmut_", 1)[0]
+
+
+def reset_stale_verdicts(root: Path, refresh: Callable[[], bool]) -> int:
+    """Send back the verdicts the suite's change since they were taken may have made stale (the module's docstring);
+    `refresh` has mutmut trace the tests it does not know, and says whether it did. Returns how many were sent back."""
+    current = compute_suite_files(root)
+    stored_path = root / SUITE_FILES
+    stored = json.loads(stored_path.read_text()) if stored_path.is_file() else None
+    changed = get_changed_files(stored, current) if stored is not None else None
+    reset = reset_verdicts(root, lambda _name, code: code in UNJUDGED)
+    if changed:
+        if all(is_test_file(path) for path in changed) and (root / STATS).is_file():
+            forget_tests(root, changed)
+            if refresh():
+                reached = get_reached_functions(root, changed)
+                reset += reset_verdicts(root, lambda name, code: code == SURVIVED and get_function(name) in reached)
+                changed = set()
+        if changed:
+            reset += reset_verdicts(root, lambda _name, code: code == SURVIVED)
+    elif changed is None:  # the verdicts' suite is unknown
+        reset += reset_verdicts(root, lambda _name, code: code == SURVIVED)
+    stored_path.parent.mkdir(parents=True, exist_ok=True)
+    stored_path.write_text(json.dumps(current, indent=1, sort_keys=True))
+    return reset

@@ -149,6 +149,8 @@ def map_file(source: Path, mutated: Path, by_line: dict[int, set[str]], module: 
 
 def build_line_map(root: Path, coverage_file: Path) -> dict[str, list[str]]:
     tests_by_line = read_tests_by_line(coverage_file)
+    if not any(path.startswith("model/") for path in tests_by_line):
+        raise SystemExit(f"{coverage_file} measured no file of {root.resolve()}/model: trace in this tree first")
     line_map = {}
     for source in sorted((root / "model").rglob("*.py")):
         relative = source.relative_to(root)

@@ -141,7 +141,7 @@ SAME_KEY = [
     (11_000, []),
     # X = 11.001 s: the ack (11 s) marks the pop's checkpoint, which the change's replaces 1 ms later: m0 back.
     (11_001, ["m0"]),
-    # X = 13 s: read at 12 s = the pop's revive time + 2 s, when the pop's cannot yet be revived: it replaces it.
+    # X = 13 s: read at 13 s = the pop's revive time + 2 s, when the pop's cannot yet be revived: it replaces it.
     (13_000, ["m0"]),
 ]
 
@@ -162,9 +162,10 @@ def test_a_same_millisecond_change_at_the_edges_of_one_revive_scan(invisible, ex
 def test_an_acked_messages_same_millisecond_change_is_finished_by_an_ack_due_within_its_scan(invisible, expected):
     """PO-09, PO-11: m0 acked, then changed with the same handle in its pop's millisecond (a checkpoint with the
     pop's key, due at 1 s + X). The change's ack of the origin is due at 11 s. X = 8 s: due 2 s after the new
-    checkpoint's revive time, read before any scan may revive it (`<=` at L483): nothing comes back. X = 11 s: due
-    in the millisecond the new checkpoint is read, written after it: nothing comes back. X = 11.001 s: read before
-    it: m0 comes back."""
+    checkpoint's revive time, it is read before any scan may revive that checkpoint (`<=` at L483), and it finishes
+    whichever checkpoint of the key the scan then holds (the new one, or the pop's own read at 10 s): nothing comes
+    back. X = 11 s: due in the millisecond the new checkpoint is read, written after it: nothing comes back.
+    X = 11.001 s: read before it: m0 comes back."""
     state = produce_many(new_pop_broker(), 1)
     state, popped = pop(state, 1_000, n=1)
     state, _ = ack(state, popped.handles[0], 1_000)

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import pytest
 
+from model.client.observations import ListenerInvoked
 from model.client.process_queue import create_process_queue, is_consume_expired, put_message, take_messages
+from model.system.events import Advance, Produce
+from model.system.step import create_system, step
+from model.values.config import Config
 from model.values.message import PROPERTY_CONSUME_START_TIMESTAMP, Message
+from model.values.names import TOPIC as SYSTEM_TOPIC
 
 TOPIC = "t"
 
@@ -25,6 +30,22 @@ def test_take_messages_stamps_the_last_consume_time_even_when_it_takes_nothing(c
     pq, _ = put_message(create_process_queue(1_000), [Message(TOPIC, queue_offset=o) for o in range(cached)])
     pq, taken = take_messages(pq, 2, now=9_000)
     assert (pq.last_consume_timestamp, len(taken)) == (9_000, min(cached, 2))
+
+
+@pytest.mark.parametrize("version", ["4.9.8", "5.3.3"])
+def test_an_orderly_consume_request_stamps_the_last_consume_time_at_each_take(version):
+    """PQ-06 OR-03: ConsumeRequest.run takes each batch with ProcessQueue.takeMessages (ConsumeMessageOrderlyService
+    4.9.8 L466), which stamps lastConsumeTimestamp (ProcessQueue 4.9.8 L315, 5.3.3 L317). m0 is produced at 10 ms
+    and the listener is invoked at once; it does not return, so that take is the last: the queue's ProcessQueue,
+    created at 0, shows 10."""
+    system = create_system(Config(consume_mode="orderly", profile=version), ("c1",), topic_queue_nums=1)
+    taken_at = []
+    for event in (Advance(10), Produce("m0"), Advance(5_000)):
+        system, observations = step(system, event)
+        taken_at += [o.time for o in observations if isinstance(o, ListenerInvoked)]
+    assert taken_at == [10]
+    (pq,) = [pq for mq, pq in system.consumers["c1"].process_queues.items() if mq.topic == SYSTEM_TOPIC]
+    assert pq.last_consume_timestamp == 10
 
 
 def started(start: int) -> Message:

@@ -85,12 +85,13 @@ def process_gate(pq, config: Config, now: int, began_at: int, first: bool) -> Ga
     return Gate(Step.TAKE, rules=("OR-01",))
 
 
-def process_take(pq, config: Config):
-    """[OR-03] takeMessages(consumeMessageBatchMaxSize): the lowest offsets move to the consuming map.
+def process_take(pq, config: Config, now: int | None = None):
+    """[OR-03] takeMessages(consumeMessageBatchMaxSize): the lowest offsets move to the consuming map, and the
+    request's clock `now` becomes the last consume time (PQ-06; the spec's examples, without a clock, leave it).
 
     Returns (pq, msgs); an empty batch ends the request (the ProcessQueue is then no longer `consuming`). Always
     taking the lowest cached offsets is what keeps a queue in order (OR-13)."""
-    return pqs.take_messages(pq, config.consume_message_batch_max_size)
+    return pqs.take_messages(pq, config.consume_message_batch_max_size, now)
 
 
 def get_status(outcome: OrderlyStatus) -> OrderlyStatus:

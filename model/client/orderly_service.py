@@ -141,7 +141,7 @@ def run_request(cluster: Cluster, client_id: str, mq: MessageQueue, generation: 
         elif gate.step is Step.RESUBMIT_LATER:
             cluster = schedule_later(cluster, client_id, RESUBMIT, gate.delay, (mq, generation))
         return cluster, [Note(f"{client_id} {mq}: {gate.step.value}", cluster.now, gate.rules)]
-    pq, msgs = process_take(pq, cluster.config)
+    pq, msgs = process_take(pq, cluster.config, cluster.now)
     consumer = evolve(consumer, process_queues=consumer.process_queues.set(mq, pq))
     if not msgs:
         cluster = put_run(put_consumer(cluster, consumer), client_id, mq, None)

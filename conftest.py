@@ -72,24 +72,41 @@ def pytest_runtest_logreport(report):
 MUTMUT_LINES = "mutmut-lines.json"  # in mutants/: benchmarks/mutation_lines.py, kept current by mutation_scores --all
 
 
+MUTMUT_STATS = "mutmut-stats.json"  # in mutants/: each test's duration in mutmut's clean stats run
+MUTANT_TEST_LIMIT = (10.0, 10.0)  # under mutmut a test fails after max(10 s, 10 x its clean duration)
+
+
 @functools.cache
-def get_mutant_tests() -> dict[str, list[str]]:
-    path = Path(MUTMUT_LINES)
-    return json.loads(path.read_text())["tests"] if path.is_file() else {}
+def read_json(name: str) -> dict:
+    path = Path(name)
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def get_mutant_tests(mutant: str) -> set[str] | None:
+    """The tests benchmarks/mutation_lines.py found executing the mutant's statement; None if it was not mapped."""
+    line_map = read_json(MUTMUT_LINES)
+    indices = line_map.get("mutants", {}).get(mutant)
+    return None if indices is None else {line_map["tests"][i] for i in indices}
 
 
 def pytest_collection_modifyitems(config, items):
     """Under mutmut, a mutant's run keeps the tests that executed its mutated statement (benchmarks/
-    mutation_lines.py): the others cannot tell it from the original. One executed by no test keeps one test."""
+    mutation_lines.py): the others cannot tell it from the original; one executed by no test keeps one test. Each
+    test kept fails after 10 times its clean duration (10 s at least): a mutant that loops is caught by the test,
+    where mutmut's own limit, 30 times the time of all the function's tests, would let it run for minutes."""
     mutant = os.environ.get("MUTANT_UNDER_TEST", "")
-    tests = get_mutant_tests().get(mutant) if "__mutmut_" in mutant else None
-    if tests is None or not items:
+    if "__mutmut_" not in mutant or not items:
         return
-    wanted = set(tests)
-    kept = [item for item in items if item.nodeid in wanted] or items[:1]
-    kept_ids = {item.nodeid for item in kept}
-    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept_ids])
-    items[:] = kept
+    wanted = get_mutant_tests(mutant)
+    if wanted is not None:
+        kept = [item for item in items if item.nodeid in wanted] or items[:1]
+        kept_ids = {item.nodeid for item in kept}
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept_ids])
+        items[:] = kept
+    durations = read_json(MUTMUT_STATS).get("duration_by_test", {})
+    floor, factor = MUTANT_TEST_LIMIT
+    for item in items:
+        item.add_marker(pytest.mark.timeout(max(floor, factor * durations.get(item.nodeid, floor)), method="signal"))
 
 
 pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process

@@ -161,6 +161,19 @@ def build_line_map(root: Path, coverage_file: Path) -> dict[str, list[str]]:
     return line_map
 
 
+def encode_line_map(line_map: dict[str, list[str]]) -> dict:
+    """The file's form: every test once, and each mutant's tests as indices into that list (conftest.py reads it in
+    every mutant's run: a tenth of the size of the names)."""
+    tests = sorted(set().union(*line_map.values())) if line_map else []
+    index = {test: i for i, test in enumerate(tests)}
+    return {"tests": tests, "mutants": {mutant: [index[t] for t in names] for mutant, names in line_map.items()}}
+
+
+def decode_line_map(data: dict) -> dict[str, list[str]]:
+    tests = data["tests"]
+    return {mutant: [tests[i] for i in indices] for mutant, indices in data["mutants"].items()}
+
+
 def check_kills(line_map: dict[str, list[str]], kills: Path) -> tuple[int, list[str]]:
     """Of the kills mutmut recorded (conftest.py: mutant, killing test), how many the map would keep, and those it
     would not (the killing test did not execute the mutated statement in the trace)."""
@@ -192,11 +205,12 @@ def main(argv: list[str]) -> int:
             return 1
     if args.map:
         line_map = build_line_map(root, TRACE)
-        LINE_MAP.write_text(json.dumps({"tree": compute_tree_hash(root), "tests": line_map}))
+        LINE_MAP.write_text(json.dumps({"tree": compute_tree_hash(root), **encode_line_map(line_map)}))
         none = sum(1 for tests in line_map.values() if not tests)
         print(f"{len(line_map)} mutants mapped; {none} executed by no test")
     if args.check_kills:
-        kept, missed = check_kills(json.loads(LINE_MAP.read_text())["tests"], Path("mutants") / "mutmut-kills.tsv")
+        line_map = decode_line_map(json.loads(LINE_MAP.read_text()))
+        kept, missed = check_kills(line_map, Path("mutants") / "mutmut-kills.tsv")
         print(f"{kept} recorded kills by a test the map keeps; {len(missed)} by one it leaves out")
         print("\n".join(missed[:20]))
     return 0

@@ -5,6 +5,8 @@ import textwrap
 
 from benchmarks.mutation_lines import (
     check_kills,
+    decode_line_map,
+    encode_line_map,
     find_source_function,
     get_changed_span,
     get_statement_span,
@@ -121,3 +123,11 @@ def test_a_recorded_kill_by_a_test_the_map_leaves_out_is_reported(tmp_path):
     kills.write_text("m.x_f__mutmut_1\tt::a\tcall\t0.1\nm.x_f__mutmut_2\tt::b\tcall\t0.2\nm.x_g__mutmut_1\tt::c\tcall\t1\n")
     line_map = {"m.x_f__mutmut_1": ["t::a"], "m.x_f__mutmut_2": ["t::a"]}  # x_g is not mapped: not counted
     assert check_kills(line_map, kills) == (1, ["m.x_f__mutmut_2\tt::b"])
+
+
+def test_the_line_map_file_names_each_test_once_and_decodes_to_the_same_map():
+    line_map = {"m.x_f__mutmut_1": ["t::b", "t::a"], "m.x_f__mutmut_2": [], "m.x_g__mutmut_1": ["t::a"]}
+    encoded = encode_line_map(line_map)
+    assert encoded["tests"] == ["t::a", "t::b"]
+    assert encoded["mutants"] == {"m.x_f__mutmut_1": [1, 0], "m.x_f__mutmut_2": [], "m.x_g__mutmut_1": [0]}
+    assert decode_line_map(encoded) == line_map

@@ -89,7 +89,8 @@ def on_pop(state: PopBroker, request: PopRequest, now: int, random_q: int) -> tu
         state, answer = process_pop_queue(state, request, MessageQueue(request.topic, request.queue_id), now, answer)
     if not retry_first and len(answer.messages) < request.max_msg_nums and not request.order:
         state, answer = process_pop_topic(state, request, retry_topic, now, random_q, answer)
-    state = set_pop(state, ck_number=state.pop.ck_number + 1)
+    if not request.order:  # ckMessageNumber: only a pop that is not orderly draws a revive queue
+        state = set_pop(state, ck_number=state.pop.ck_number + 1)
     return state, answer._replace(code="SUCCESS" if answer.messages else "POLLING_TIMEOUT")
 
 
@@ -125,8 +126,7 @@ def process_pop_queue(state: PopBroker, request: PopRequest, queue: MessageQueue
             return state, answer._replace(rules=answer.rules + ("FF-01",))
     if wanted <= 0:
         return state, answer
-    is_retry = get_retry_flag(queue.topic) != "0"
-    codes = None if is_retry or request.tags is None else frozenset(map(java_string_hash, request.tags))
+    codes = None if request.tags is None else frozenset(map(java_string_hash, request.tags))  # a retry topic too
     status, found, next_offset = get_broker_pull(state.broker, queue, offset, 0, codes, wanted)
     skipped = tuple(message for message in iter_queue(state, queue, offset, next_offset)
                     if message.queue_offset not in {m.queue_offset for m in found})

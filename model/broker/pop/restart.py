@@ -21,12 +21,13 @@ def on_broker_restart(state: PopBroker, *, graceful: bool) -> PopBroker:
     """[PO-10] A restart: a graceful one persists first and loses nothing; a crash brings the consumer offsets and
     the order info back to the last persist, so messages popped since are popped again, and the revive service
     reads the revive topic again from its persisted offset, reviving the checkpoints revived since (with every
-    ack stored for them) once more. Stored messages and checkpoints are in the commit log and survive."""
+    ack stored for them) once more. Stored messages and checkpoints are in the commit log and survive; the count
+    that draws revive queues (ckMessageNumber, PO-04) is in memory only and starts at 0 again."""
     if graceful:
         state = on_persist(state)
     broker = evolve(state.broker, consumer_offsets=state.pop.persisted_offsets)
     for key, ck in state.pop.revived.items():
         if not ck.is_done:
             state = put_checkpoint(state, key, ck)
-    state = set_pop(state, revived=immutables.Map(), order_infos=state.pop.persisted_order_infos)
+    state = set_pop(state, revived=immutables.Map(), order_infos=state.pop.persisted_order_infos, ck_number=0)
     return set_broker(state, broker)

@@ -1,14 +1,15 @@
 """The first pull of an orderly queue (spec/12-orderly.md, LK-06) and the lock a rebalance asks before adding one
 (LK-05), through the system: the first pull of a locked queue reads the offset store again, so what changed there
 since the rebalance added the queue — a previous owner's one-way persist arriving late, messages produced to a
-BROADCASTING queue without a stored offset — decides where it starts."""
+BROADCASTING queue without a stored offset — decides where it starts; a held pull of the queue's previous
+ProcessQueue, answered late, moves nothing of the new one's."""
 
 from __future__ import annotations
 
 import pytest
 
 from model.broker.locks import get_lock_owner
-from model.client.observations import ListenerInvoked, Note
+from model.client.observations import ListenerInvoked, Note, PullObserved
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.system.events import Advance, CompleteConsume, DeliverOneway, Produce, SetMembers
 from model.system.step import create_system
@@ -70,3 +71,24 @@ def test_a_broadcasting_rebalance_locks_its_orderly_queues_up_to_5_3_1(version, 
     system, seen = run(system, Produce("m0"), Produce("m1"), Advance(10), Produce("m2"), Advance(100))
     assert [(o.client_id, [m.body.decode() for m in o.messages], o.time) for o in seen
             if isinstance(o, ListenerInvoked)] == [(c, ["m2"], 10) for c in holders]
+
+
+def test_a_held_pull_of_a_removed_queue_never_moves_the_pulls_of_its_next_process_queue():
+    """[OR-12] [LK-06] [PL-04] (4.9.1) c1's pull of queue 0 is held by the broker (long polling) when the queue
+    goes to c0 at 5 s; c1's rebalance removes it. At 7.3 s c0 leaves and c1 adds the queue again with a new
+    ProcessQueue, which 4.9.1 does not mark locked (RebalanceImpl 4.9.1 L375-L376), so its pull waits 1 s at a time
+    (DefaultMQPushConsumerImpl 4.9.1 L292-L296): 8.3 s, 9.3 s, ... m0, stored at 10.5 s, answers the old held
+    pull, whose callback reaches only its own dropped ProcessQueue and PullRequest (L308-L345), and that request
+    stops at its next pull (L213-L218): the new request keeps its cadence. lockAll marks the queue locked at 21 s
+    (c1 started at 0: 1 s, then every 20 s), so the first locked pull, and m0's listener call, is at 21.3 s."""
+    mq = MessageQueue(TOPIC, 0)
+    system = create_system(Config(consume_mode="orderly", profile="4.9.1"), ("c1",), topic_queue_nums=1)
+    system, _ = run(system, Advance(5_000))
+    assert ("c1", mq) in system.parked
+    system, _ = run(system, SetMembers(("c0", "c1")), Advance(7_300), SetMembers(("c1",)))
+    assert mq in system.consumers["c1"].process_queues and not system.consumers["c1"].process_queues[mq].locked
+    system, seen = run(system, Advance(10_500), Produce("m0"), Advance(23_000))
+    waits = [o.time for o in seen if isinstance(o, PullObserved) and o.queue == mq and o.status == "FLOW_CONTROL"]
+    assert waits == list(range(7_300, 21_300, 1_000))
+    assert [(o.time, [m.body.decode() for m in o.messages]) for o in seen
+            if isinstance(o, ListenerInvoked)] == [(21_300, ["m0"])]

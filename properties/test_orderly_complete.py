@@ -10,10 +10,18 @@ from __future__ import annotations
 import pytest
 
 from model.client.listener import ConsumeStatus, ListenerResult
-from model.client.observations import DlqArrival, ListenerInvoked, Note, OffsetUpdated, SendBackOutcome
+from model.client.observations import DlqArrival, ListenerInvoked, Note, OffsetUpdated, PullObserved, SendBackOutcome
 from model.client.orderly import OrderlyResult, OrderlyStatus
 from model.client.orderly_service import OrderlyProcessed
-from model.system.events import Advance, CompleteConsume, Crash, LockRequestsFail, Produce
+from model.system.events import (
+    Advance,
+    CompleteConsume,
+    Crash,
+    ExpireQueueHead,
+    LockRequestsFail,
+    Produce,
+    SetMembers,
+)
 from model.system.step import create_system
 from model.values.config import Config
 from model.values.message import MessageQueue, get_dlq_topic
@@ -172,3 +180,58 @@ def test_a_message_pulled_while_the_queue_is_suspended_waits_for_the_suspension(
     system, seen = run(system, Produce("b"), Advance(1_500))
     assert get_deliveries(seen) == [(1_000, "a", 1)]
 
+
+def test_a_forcibly_removed_queues_listener_still_gives_up_and_holds_the_queue_until_it_returns():
+    """[OR-11] [OR-12] 5.3.3, maxReconsumeTimes 0. c1's lockAll fails from 0.5 s, so at 21 s its lock mark (0) is
+    over 20 s old and the rebalance that gives the queue to c0 removes it although "a"'s listener runs
+    (tryRemoveOrderMessageQueue's forceUnlock, RebalancePushImpl 5.3.3 L110-L135). The queue comes straight back
+    (c0 leaves) as a new ProcessQueue that pulls "a" again; its ConsumeRequest waits on the queue's lock object,
+    which the running loop holds (messageQueueLock.fetchLockObject(mq): CMOS 5.3.3 L434-L435). The listener's
+    SUSPEND at 21.5 s is still processed on its own, dropped ProcessQueue (L555, L274-L345): reconsumeTimes 0 >= 0,
+    so the give-up is produced with RECONSUME_TIME 1 and dead-lettered at once (1 > 0), nothing is committed; the
+    loop then ends (dropped, L440-L443) and the waiting request consumes "a" from the broker's copy."""
+    system, invoked = start("a", profile="5.3.3", max_reconsume_times=0)
+    system, _ = run(system, Advance(500), LockRequestsFail("c1"), Advance(21_000), SetMembers(("c0", "c1")))
+    assert MQ not in system.consumers["c1"].process_queues
+    system, seen = run(system, LockRequestsFail("c1", False), SetMembers(("c1",)), Advance(21_500))
+    assert MQ in system.consumers["c1"].process_queues and not get_invoked(seen)
+    _, seen = run(system, CompleteConsume(invoked.request_id, SUSPEND))
+    processed, back, arrival = seen[:3]
+    (stored,) = processed.sent
+    assert (stored.topic, stored.uniq_key, stored.reconsume_times, stored.store_timestamp) == (
+        get_dlq_topic(GROUP), "a", 1, 21_500)
+    assert processed == OrderlyProcessed(invoked.request_id, OrderlyStatus.SUSPEND, True, -1, (stored,), True,
+                                         21_500, ("OR-11", "OR-07", "OR-08"))
+    assert (back, arrival) == (SendBackOutcome(stored, "orderly", stored, 0, 21_500, ("OR-09",)),
+                               DlqArrival(stored, 21_500, ("OR-09",)))
+    assert not [o for o in seen if isinstance(o, OffsetUpdated)]
+    assert get_deliveries(seen) == [(21_500, "a", 0)]
+
+
+def test_a_listener_outliving_its_offset_illegal_repair_holds_the_queue_until_it_returns():
+    """[OR-11] [PL-08] 4.9.8, maxReconsumeTimes 0, pullThresholdForQueue 1. "a" and "b" are cached, so the pull of 2
+    waits for the cache; the broker deletes the queue's head up to 4 meanwhile. "a" answers at 1 s and the loop takes
+    "b"; the released pull of 2 is OFFSET_ILLEGAL (1.05 s): the ProcessQueue is dropped and 10 s later removed from
+    the table (DefaultMQPushConsumerImpl 4.9.8 L371-L395, RebalanceImpl.removeProcessQueue L434-L442), with "b"'s
+    listener still running. The rebalance at 20 s adds the queue back from offset 4 and pulls "e"; its
+    ConsumeRequest waits on the queue's lock object (CMOS 4.9.8 L432-L433) until "b" answers SUSPEND at 26 s. That
+    answer is processed on the dropped ProcessQueue (L553, L272-L343): the give-up is produced to %RETRY% at level
+    3 + 0, which the 4.9.8 broker dead-letters (0 >= 0) while the client's DELAY survives (SendMessageProcessor
+    4.9.8 L289-L295), nothing is committed (L338); then the waiting request takes "e"."""
+    system, invoked = start("a", "b", max_reconsume_times=0, pull_threshold_for_queue=1)
+    system, seen = run(system, Produce("c"), Produce("d"), Produce("e"), ExpireQueueHead(MQ, 4), Advance(1_000),
+                       CompleteConsume(invoked.request_id, OrderlyResult()), Advance(25_000))
+    (second,) = get_invoked(seen)
+    assert [m.uniq_key for m in second.messages] == ["b"] and MQ in system.consumers["c1"].process_queues
+    assert [(o.time, o.status, o.next_offset) for o in seen if isinstance(o, PullObserved) and o.queue == MQ] == [
+        (1_050, "OFFSET_ILLEGAL", 4), (20_000, "FOUND", 5)]
+    _, seen = run(system, Advance(26_000), CompleteConsume(second.request_id, SUSPEND))
+    processed, back = seen[:2]
+    (stored,) = processed.sent
+    assert (stored.get_property("REAL_TOPIC"), stored.delay_time_level, stored.reconsume_times) == (
+        get_dlq_topic(GROUP), 3, 0)
+    assert processed == OrderlyProcessed(second.request_id, OrderlyStatus.SUSPEND, True, -1, (stored,), True,
+                                         26_000, ("OR-11", "OR-07", "OR-08"))
+    assert back == SendBackOutcome(stored, "orderly", stored, 0, 26_000, ("OR-09",))
+    assert not [o for o in seen if isinstance(o, OffsetUpdated)]
+    assert get_deliveries(seen) == [(26_000, "e", 0)]

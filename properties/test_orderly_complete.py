@@ -195,6 +195,8 @@ def test_a_forcibly_removed_queues_listener_still_gives_up_and_holds_the_queue_u
     assert MQ not in system.consumers["c1"].process_queues
     system, seen = run(system, LockRequestsFail("c1", False), SetMembers(("c1",)), Advance(21_500))
     assert MQ in system.consumers["c1"].process_queues and not get_invoked(seen)
+    assert [(o.what, o.time, o.rules) for o in seen if isinstance(o, Note) and "waits" in o.what] == [
+        (f"c1 {MQ}: waits for the listener of a removed ProcessQueue", 21_000, ("OR-11",))]
     _, seen = run(system, CompleteConsume(invoked.request_id, SUSPEND))
     processed, back, arrival = seen[:3]
     (stored,) = processed.sent
@@ -235,3 +237,21 @@ def test_a_listener_outliving_its_offset_illegal_repair_holds_the_queue_until_it
     assert back == SendBackOutcome(stored, "orderly", stored, 0, 26_000, ("OR-09",))
     assert not [o for o in seen if isinstance(o, OffsetUpdated)]
     assert get_deliveries(seen) == [(26_000, "e", 0)]
+
+
+def test_a_listener_that_returns_before_its_queue_comes_back_leaves_the_queue_free():
+    """[OR-11] [PL-08] As above, but "b" answers SUCCESS at 15 s, after the repair removed its ProcessQueue (11.05 s)
+    and before the rebalance at 20 s adds the queue back: the commit is skipped (the ProcessQueue is dropped, CMOS
+    4.9.8 L338-L340), nothing is sent, and the loop ends, so the lock object is free and the new ProcessQueue's
+    request consumes "e" as soon as it is pulled."""
+    system, invoked = start("a", "b", max_reconsume_times=0, pull_threshold_for_queue=1)
+    system, seen = run(system, Produce("c"), Produce("d"), Produce("e"), ExpireQueueHead(MQ, 4), Advance(1_000),
+                       CompleteConsume(invoked.request_id, OrderlyResult()), Advance(15_000))
+    (second,) = get_invoked(seen)
+    assert MQ not in system.consumers["c1"].process_queues
+    system, seen = run(system, CompleteConsume(second.request_id, OrderlyResult()))
+    assert seen == [OrderlyProcessed(second.request_id, OrderlyStatus.SUCCESS, True, -1, (), True, 15_000,
+                                     ("OR-11",))]
+    _, seen = run(system, Advance(21_000))
+    assert get_deliveries(seen) == [(20_000, "e", 0)]
+    assert not [o for o in seen if isinstance(o, Note) and "waits" in o.what]

@@ -231,12 +231,10 @@ def complete_removed(cluster: Cluster, request, outcome: OrderlyResult, event) -
                                      rules)] + observe_give_ups(sent, cluster.now)
     consumer = cluster.consumers[client_id]
     waiting, generation = consumer.service_state.get((WAITING, mq)), consumer.generations.get(mq)
-    state = discard(consumer.service_state, (WAITING, mq))
-    run = state.get(mq)
-    if run is not None and run.request_id == request.request_id:
-        state = discard(state, mq)
+    # The run under the queue is this listener's: while it ran, no other loop of the queue could start.
+    state = discard(discard(consumer.service_state, (WAITING, mq)), mq)
     cluster = put_consumer(cluster, evolve(consumer, service_state=state))
-    if waiting is None or waiting != generation:
+    if waiting != generation:  # none waits, or its ProcessQueue was replaced meanwhile
         return cluster, observations
     cluster, more = run_request(cluster, client_id, mq, generation, cluster.now, True)
     return cluster, observations + more

@@ -255,3 +255,34 @@ def test_a_listener_that_returns_before_its_queue_comes_back_leaves_the_queue_fr
     _, seen = run(system, Advance(21_000))
     assert get_deliveries(seen) == [(20_000, "e", 0)]
     assert not [o for o in seen if isinstance(o, Note) and "waits" in o.what]
+
+
+def remove_under_the_listener():
+    """The 5.3.3 forced unlock above: c1's queue removed at 21 s under "a"'s listener (maxReconsumeTimes 0) and
+    back as a new ProcessQueue whose request waits; returns the system at 21.5 s and that invocation."""
+    system, invoked = start("a", profile="5.3.3", max_reconsume_times=0)
+    system, _ = run(system, Advance(500), LockRequestsFail("c1"), Advance(21_000), SetMembers(("c0", "c1")),
+                    LockRequestsFail("c1", False), SetMembers(("c1",)), Advance(21_500))
+    return system, invoked
+
+
+@pytest.mark.parametrize("send_fails", [False, True])
+@pytest.mark.parametrize("status", list(OrderlyStatus))
+def test_every_answer_of_a_removed_listener_commits_nothing_and_only_a_suspend_at_the_maximum_sends(status,
+                                                                                                  send_fails):
+    """[OR-11] [OR-04] [OR-08] Each answer of the removed listener, processed on its dropped ProcessQueue (CMOS
+    5.3.3 L274-L345, autoCommit): SUCCESS, COMMIT and ROLLBACK commit, which a dropped ProcessQueue skips (L340);
+    SUSPEND — and an exception or null, which ConsumeRequest.run turns into it (L540-L542) — reaches
+    checkReconsumeTimes at reconsumeTimes 0 >= 0 and sends the give-up unless the send throws (L360-L377). Then the
+    waiting request consumes "a" either way."""
+    system, invoked = remove_under_the_listener()
+    answer = CompleteConsume(invoked.request_id, OrderlyResult(status), fallback_fails=send_fails)
+    _, seen = run(system, answer)
+    (processed,) = [o for o in seen if isinstance(o, OrderlyProcessed)]
+    suspend = status in (OrderlyStatus.SUSPEND, OrderlyStatus.EXCEPTION, OrderlyStatus.NULL)
+    assert (processed.status, processed.commit_offset, processed.discarded) == (
+        OrderlyStatus.SUSPEND if suspend else status, -1, True)
+    assert [m.topic for m in processed.sent] == ([get_dlq_topic(GROUP)] if suspend and not send_fails else [])
+    assert len([o for o in seen if isinstance(o, SendBackOutcome)]) == len(processed.sent)
+    assert not [o for o in seen if isinstance(o, OffsetUpdated)]
+    assert get_deliveries(seen) == [(21_500, "a", 0)]

@@ -5,8 +5,10 @@ model/client/orderly_rebalance.py.
 Per queue an instance runs at most one ConsumeRequest loop at a time (Java serialises them on a per-queue lock
 object, and `consuming` lets a pull dispatch a new one only after the loop ended). The loop's state — which PQ
 generation it serves, when it began (the 60 s slice), the listener invocation in flight — is
-`ConsumerInstance.service_state[mq]`. Timers: lockAll every 20 s, tryLockLaterAndReconsume, submitConsumeRequestLater
-and the delayed unlock of a removed queue, all `ServiceTimer`s of the instance's incarnation.
+`ConsumerInstance.service_state[mq]`. The lock object is the queue's, not the ProcessQueue's: a ConsumeRequest of a
+new ProcessQueue generation waits while an older one's listener still runs (its ProcessQueue left the table, OR-11).
+Timers: lockAll every 20 s, tryLockLaterAndReconsume, submitConsumeRequestLater and the delayed unlock of a removed
+queue, all `ServiceTimer`s of the instance's incarnation.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from model.client.orderly import (
     OrderlyStatus,
     Step,
     get_status,
+    process_check_reconsume_times,
     process_consume_result,
     process_gate,
     process_take,
@@ -55,6 +58,8 @@ from model.values.records import discard, evolve
 LOCK_ALL, TRY_LOCK, RESUBMIT, UNLOCK = "lock_all", "try_lock", "resubmit", "unlock"
 # service_state key (PREVIOUSLY_LOCKED, mq) -> the ProcessQueue generation whose first locked pull happened.
 PREVIOUSLY_LOCKED = "previously_locked"
+# service_state key (WAITING, mq) -> the generation whose ConsumeRequest waits for the queue's lock object.
+WAITING = "waiting"
 
 
 @frozen
@@ -118,6 +123,12 @@ def submit(cluster: Cluster, client_id: str, mq: MessageQueue, _msgs, dispatch_t
     consumer = cluster.consumers[client_id]
     if not dispatch_to_consume or get_run(consumer, mq) is not None:
         return cluster, []
+    if consumer.service_state.get(mq) is not None:
+        # [OR-11] an older ProcessQueue's listener still runs, holding the queue's lock object
+        state = consumer.service_state.set((WAITING, mq), consumer.generations[mq])
+        cluster = put_consumer(cluster, evolve(consumer, service_state=state))
+        return cluster, [Note(f"{client_id} {mq}: waits for the listener of a removed ProcessQueue", cluster.now,
+                              ("OR-11",))]
     return run_request(cluster, client_id, mq, consumer.generations[mq], cluster.now, True)
 
 
@@ -167,9 +178,11 @@ def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     cluster = evolve(cluster, requests=discard(cluster.requests, event.request_id))
     outcome, mq, client_id = compute_orderly_result(event.result), request.queue, request.client_id
     consumer = get_live_consumer(cluster, client_id, request.incarnation)
-    if consumer is None or consumer.generations.get(mq) != request.generation or mq not in consumer.process_queues:
+    if consumer is None:
         return cluster, [OrderlyProcessed(request.request_id, get_status(outcome.status), outcome.auto_commit, -1, (),
                                          True, cluster.now, ("OR-11",))]
+    if consumer.generations.get(mq) != request.generation or mq not in consumer.process_queues:
+        return complete_removed(cluster, request, outcome, event)
     run = get_run(consumer, mq)
     pq = consumer.process_queues[mq]
     # The cluster answers the give-up sends with its own clock and random draw.
@@ -184,9 +197,7 @@ def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     cluster, updated = record_offset(cluster, consumer, mq, offset, False, ("OR-10",))
     observations = [OrderlyProcessed(request.request_id, get_status(outcome.status), outcome.auto_commit,
                                      result.commit_offset, result.sent, False, cluster.now, result.rules)]
-    for stored in result.sent:
-        observations.append(SendBackOutcome(stored, "orderly", stored, 0, cluster.now, ("OR-09",)))
-        observations.extend(observe_stored(stored, cluster.now, ("OR-09",)))
+    observations += observe_give_ups(result.sent, cluster.now)
     began_at = run.began_at if run is not None else cluster.now
     if result.continue_consume:
         cluster, more = run_request(cluster, client_id, mq, request.generation, began_at, False)
@@ -194,6 +205,39 @@ def complete(cluster: Cluster, event) -> tuple[Cluster, list]:
     cluster = put_run(cluster, client_id, mq, None)
     cluster = schedule_later(cluster, client_id, RESUBMIT, result.resubmit_after, (mq, request.generation))
     return cluster, observations + updated
+
+
+def observe_give_ups(sent: tuple, now: int) -> list:
+    """[OR-09] Each give-up send's stored copy, standing for the message (no CONSUMER_SEND_MSG_BACK: level 0)."""
+    observations = []
+    for stored in sent:
+        observations.append(SendBackOutcome(stored, "orderly", stored, 0, now, ("OR-09",)))
+        observations.extend(observe_stored(stored, now, ("OR-09",)))
+    return observations
+
+
+def complete_removed(cluster: Cluster, request, outcome: OrderlyResult, event) -> tuple[Cluster, list]:
+    """[OR-11] The answer of a listener whose ProcessQueue left the table while it ran (an OFFSET_ILLEGAL repair, a
+    5.x forced unlock): processConsumeResult still runs on that ProcessQueue — nothing is committed (it is dropped)
+    and its local retry is lost with it, but a give-up at maxReconsumeTimes is sent. The loop then ends, releasing
+    the queue's lock object to a ConsumeRequest of the queue's new ProcessQueue that waits for it."""
+    status, mq, client_id = get_status(outcome.status), request.queue, request.client_id
+    sent, rules = (), ("OR-11",)
+    if status is OrderlyStatus.SUSPEND:
+        back = process_check_reconsume_times(cluster, cluster.config, GROUP, request.messages, cluster.now,
+                                             not event.fallback_fails, 0, event.send_retried)
+        cluster, sent, rules = back.peer, back.sent, rules + back.rules
+    observations = [OrderlyProcessed(request.request_id, status, outcome.auto_commit, -1, sent, True, cluster.now,
+                                     rules)] + observe_give_ups(sent, cluster.now)
+    consumer = cluster.consumers[client_id]
+    waiting, generation = consumer.service_state.get((WAITING, mq)), consumer.generations.get(mq)
+    # The run under the queue is this listener's: while it ran, no other loop of the queue could start.
+    state = discard(discard(consumer.service_state, (WAITING, mq)), mq)
+    cluster = put_consumer(cluster, evolve(consumer, service_state=state))
+    if waiting != generation:  # none waits, or its ProcessQueue was replaced meanwhile
+        return cluster, observations
+    cluster, more = run_request(cluster, client_id, mq, generation, cluster.now, True)
+    return cluster, observations + more
 
 
 def is_lock_request_failing(cluster: Cluster, client_id: str) -> bool:

@@ -193,8 +193,11 @@ class OrderlyConsumption(RuleBasedStateMachine):
                                                            and result.auto_commit)):
             self.finished.add(done)
         if processed.discarded:
-            # OR-11: a result whose queue generation is gone is discarded: nothing committed, nothing sent.
-            assert (processed.commit_offset, processed.sent) == (-1, ()), processed
+            # OR-11: a result whose ProcessQueue left the table commits nothing. A live instance still runs
+            # processConsumeResult on it, so a SUSPEND at the maximum sends its give-up; a crashed one sends nothing.
+            assert processed.commit_offset == -1, processed
+            assert not processed.sent or (processed.status is OrderlyStatus.SUSPEND
+                                          and msg.reconsume_times + 1 >= self.max_deliveries), processed
             return
         if dropped:
             # [SY-13] Kept in the table, dropped (OR-12): what it computed is not stored, which the invariant

@@ -71,6 +71,6 @@ def test_seed_000s_listener_asks_for_the_dlq_once_the_delay_level_reaches_2_plus
     """SY-07: seed 000's listener fails and, when `msgs.get(0).getDelayTimeLevel() >= 2 + this.retryTimes`, calls
     `context.setDelayLevelWhenNextConsume(-1)` (as spec/11-guarantees.md quotes it); otherwise the context keeps its
     default 0 (ConsumeConcurrentlyContext, rocketmq-all-4.9.8
-    client/src/main/java/org/apache/rocketmq/client/consumer/listener/ConsumeConcurrentlyContext.java L28-L32)."""
+    client/src/main/java/org/apache/rocketmq/client/consumer/listener/ConsumeConcurrentlyContext.java L32)."""
     assert compute_capped_result(make_request(delay), retry_times) == ListenerResult(
         ConsumeStatus.RECONSUME_LATER, delay_level_when_next_consume=expected_level)

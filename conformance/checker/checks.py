@@ -166,7 +166,23 @@ def get_broadcasting_verdict(run: Run) -> tuple[str, str] | None:
     again = sorted({d.uniq_key for d in failed} & {d.uniq_key for d in run.deliveries if d.seen_before > 0})
     if sent or again:
         return "deviates", f"{sent} send-backs; delivered again after a failure: {again}", frozenset(again) | {""}
+    unpulled = get_unpulled_queues(run, failed)
+    if unpulled:
+        keys = frozenset(d.uniq_key for d in failed if d.message["queueId"] in unpulled)
+        return "indefinite", f"the restarted client pulled queues {unpulled} of its failures no more", keys
     return "conforms", f"{len(failed)} failed deliveries dropped"
+
+
+def get_unpulled_queues(run: Run, failed: list) -> list[int]:
+    """[CC-09] In a run with a restart, the queues of failed deliveries that no pull after the restart read: whether
+    the next instance would consume such a failure again (rocketmq-client-go does, from its offset table) is not
+    shown by a run that ended first."""
+    gap = get_restart_gap(run)
+    if gap is None:
+        return []
+    pulled = {int(r.fields.get("queueId", -1)) for r in run.get_requests(PULL_MESSAGE)
+              if r.time_ms > gap[0] and r.fields.get("topic") == run.settings.topic}
+    return sorted({d.message["queueId"] for d in failed} - pulled)
 
 def get_persist_verdict(run: Run) -> tuple[str, str] | None:
     """[RB-05] Offsets are persisted with one-way UPDATE_CONSUMER_OFFSET requests."""

@@ -8,14 +8,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checker.causes import is_in_a_raising_batch
-from conformance.checker.checks import get_batch_verdict, get_swallowed
+from conformance.checker.checks import get_batch_verdict, get_broadcasting_verdict, get_swallowed
 from conformance.checker.deviations import DECLARED
 from conformance.checker.differential import predict_run
 from conformance.checker.mechanisms import get_hit_faults, get_wire_send_back_faults
 from conformance.checker.observe import check_invariants, get_replayed_originals
 from conformance.checker.predict import predict
 from conformance.checker.verdicts import check_declarations, explain_deviations, judge
-from conformance.codec.codes import CONSUMER_SEND_MSG_BACK, SEND_MESSAGE_V2, UNREGISTER_CLIENT, UPDATE_CONSUMER_OFFSET
+from conformance.codec.codes import (
+    CONSUMER_SEND_MSG_BACK,
+    PULL_MESSAGE,
+    SEND_MESSAGE_V2,
+    UNREGISTER_CLIENT,
+    UPDATE_CONSUMER_OFFSET,
+)
 from conformance.history.records import (
     BrokerRead,
     Delivery,
@@ -549,3 +555,25 @@ def test_a_send_back_of_a_delivery_recorded_a_little_later_is_of_that_delivery()
     assert get_batch_verdict(late)[0] == "conforms"
     later = run_of(workload, [delivery(1, 700.0, "m0", 100, 0, "RECONSUME_LATER")], [send_back(100.0, 100)], [])
     assert get_batch_verdict(later)[:2] == ("deviates", "offset 100: never delivered")
+
+
+def test_a_broadcast_failure_is_judged_dropped_only_once_the_restarted_client_pulled_its_queue():
+    """CC-09 in a restart run: a failure not delivered again is dropped only if the next instance read its queue
+    (rocketmq-client-go consumes it again from its offset table, declared); a run that ended before any pull of that
+    queue after the restart shows nothing either way: indefinite, naming the message."""
+    workload = Workload((MessageSpec("m0", "TagA", 0, ("RECONSUME_LATER",)), MessageSpec("m1")),
+                        model="broadcasting", restart_after=2)
+    deliveries = [delivery(1, 100.0, "m0", 100, 0, "RECONSUME_LATER"), delivery(2, 200.0, "m1", 200, 0,
+                                                                                "CONSUME_SUCCESS")]
+    stop = WireRequest(1000.0, UNREGISTER_CLIENT, {})
+
+    def pull(at, queue):
+        return WireRequest(at, PULL_MESSAGE, {"topic": "TopicTest", "queueId": str(queue), "queueOffset": "1"})
+
+    ended_first = run_of(workload, deliveries, [pull(50.0, 0), stop, pull(1500.0, 1)], [], client=JAVA)
+    assert get_broadcasting_verdict(ended_first) == (
+        "indefinite", "the restarted client pulled queues [0] of its failures no more", frozenset({"m0"}))
+    pulled = run_of(workload, deliveries, [pull(50.0, 0), stop, pull(1500.0, 0)], [], client=JAVA)
+    assert get_broadcasting_verdict(pulled) == ("conforms", "1 failed deliveries dropped")
+    without_restart = run_of(evolve(workload, restart_after=None), deliveries, [pull(50.0, 0)], [], client=JAVA)
+    assert get_broadcasting_verdict(without_restart)[0] == "conforms"

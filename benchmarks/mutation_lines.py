@@ -130,8 +130,18 @@ def read_tests_by_line(coverage_file: Path) -> dict[str, dict[int, set[str]]]:
     return tests
 
 
+def get_entry_line(function: ast.FunctionDef) -> int:
+    """The line of a function's first statement after its docstring: executed on every call (and only then, unlike
+    its `def` line, which runs at import)."""
+    body = function.body
+    is_docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return body[1].lineno if is_docstring and len(body) > 1 else body[0].lineno
+
+
 def map_file(source: Path, mutated: Path, by_line: dict[int, set[str]], module: str) -> dict[str, list[str]]:
-    """mutant -> the tests that executed its mutated statement, for one module."""
+    """mutant -> the tests that called its function and executed its mutated statement, for one module. mutmut
+    switches a mutant on at the call: a test that only ran a closure the function made before (at import, say)
+    runs the original's closure."""
     tree = ast.parse(source.read_text())
     functions = read_function_sources(mutated)
     result = {}
@@ -143,8 +153,17 @@ def map_file(source: Path, mutated: Path, by_line: dict[int, set[str]], module: 
             continue
         first, last = get_changed_span(orig, lines)
         low, high = get_statement_span(function, function.lineno + first, function.lineno + last)
-        result[f"{module}.{name}"] = sorted(set().union(*(by_line.get(line, set()) for line in range(low, high + 1))))
+        executed = set().union(*(by_line.get(line, set()) for line in range(low, high + 1)))
+        result[f"{module}.{name}"] = sorted(executed & by_line.get(get_entry_line(function), set()))
     return result
+
+
+def get_callers(line_map: dict[str, list[str]]) -> dict[str, set[str]]:
+    """Function (mutmut's mangled name) -> the tests the map gives any of its mutants."""
+    callers: dict[str, set[str]] = defaultdict(set)
+    for mutant, tests in line_map.items():
+        callers[mutant.rsplit(MUTANT, 1)[0]].update(tests)
+    return callers
 
 
 def build_line_map(root: Path, coverage_file: Path) -> dict[str, list[str]]:

@@ -11,6 +11,11 @@ test that could now kill it changed:
   change what any test draws or asserts.
 
 A mutant without a verdict (its check interrupted at a budget, or suspicious) is always checked again.
+
+mutmut traces a test once, when it first sees it: a function added or changed since is known to be reached only by
+the tests traced after it, so its mutants would be run against too few. The traced run of mutation_lines.py knows
+every test that calls each function; `widen_reach` adds the missing ones to mutmut's stats, and the survivors (and
+mutants with "no tests") of a function that gained tests are checked again.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
 SUITE_FILES = Path("mutants") / "suite-files.json"  # path -> sha256 of each suite file when the verdicts were taken
 STATS = Path("mutants") / "mutmut-stats.json"
 SURVIVED = 0
+NO_TESTS = (5, 33)  # mutmut's exit codes of a mutant no test reached
 UNJUDGED = frozenset({2, 35})  # mutmut's exit codes of an interrupted check and of a suspicious one
 
 
@@ -85,6 +91,26 @@ def reset_verdicts(root: Path, is_stale: Callable[[str, int | None], bool]) -> i
             meta_path.write_text(json.dumps(meta, indent=4))
         reset += len(stale)
     return reset
+
+
+def widen_reach(root: Path, callers: dict[str, set[str]]) -> set[str]:
+    """Add to each function's tests in mutmut's stats the tests that call it (`callers`, from a traced run); returns
+    the functions that gained tests."""
+    stats = json.loads((root / STATS).read_text())
+    reach, durations = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    widened = set()
+    for function, tests in callers.items():
+        missing = {test for test in tests if test in durations} - set(reach.get(function, ()))
+        if missing:
+            reach[function] = sorted(set(reach.get(function, ())) | missing)
+            widened.add(function)
+    (root / STATS).write_text(json.dumps(stats))
+    return widened
+
+
+def reset_widened(root: Path, widened: set[str]) -> int:
+    """Send back the survivors and the "no tests" mutants of functions that gained tests."""
+    return reset_verdicts(root, lambda name, code: code in (SURVIVED, *NO_TESTS) and get_function(name) in widened)
 
 
 def get_function(mutant: str) -> str:

@@ -39,8 +39,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.mutation_lines import LINE_MAP, compute_tree_hash  # noqa: E402
-from benchmarks.mutation_recheck import STATS, get_function, reset_stale_verdicts  # noqa: E402
+from benchmarks.mutation_lines import LINE_MAP, compute_tree_hash, decode_line_map, get_callers  # noqa: E402
+from benchmarks.mutation_recheck import (  # noqa: E402
+    STATS,
+    get_function,
+    reset_stale_verdicts,
+    reset_widened,
+    widen_reach,
+)
 
 # `mutmut results --all true` prints one "    <module>.<x_function or xǁClassǁmethod>__mutmut_<n>: <status>" line
 # per mutant.
@@ -211,7 +217,12 @@ def ensure_line_map(max_children: int) -> bool:
     code = subprocess.run([sys.executable, str(lines), "--trace", "--map"], check=False).returncode
     if code != 0:
         LINE_MAP.unlink(missing_ok=True)
-    return code == 0
+        return False
+    widened = widen_reach(Path("."), get_callers(decode_line_map(json.loads(LINE_MAP.read_text()))))
+    reset = reset_widened(Path("."), widened)
+    print(f"{len(widened)} functions reached by tests mutmut had not traced; {reset} of their mutants to check again",
+          flush=True)
+    return True
 
 
 def refresh_stats(max_children: int) -> bool:

@@ -8,7 +8,9 @@ from benchmarks.mutation_lines import (
     decode_line_map,
     encode_line_map,
     find_source_function,
+    get_callers,
     get_changed_span,
+    get_entry_line,
     get_statement_span,
     map_file,
     read_function_sources,
@@ -110,7 +112,7 @@ def test_each_mutant_gets_the_tests_that_executed_its_statement(tmp_path):
         "x_f__mutmut_orig", "x_f__mutmut_1", "x_f__mutmut_2", "x_f__mutmut_3", "x_f__mutmut_4",
         "xǁCǁm__mutmut_orig", "xǁCǁm__mutmut_1"}
     assert map_file(tmp_path / "m.py", tmp_path / "mutated.py", BY_LINE, "model.m") == {
-        "model.m.x_f__mutmut_1": ["t::a", "t::b", "t::import"],  # the default: any line of the function
+        "model.m.x_f__mutmut_1": ["t::a", "t::b"],  # the default: any caller (t::import ran only the def line)
         "model.m.x_f__mutmut_2": ["t::a", "t::b"],
         "model.m.x_f__mutmut_3": ["t::b"],  # only t::b reached the return
         "model.m.x_f__mutmut_4": ["t::a", "t::b"],
@@ -131,3 +133,38 @@ def test_the_line_map_file_names_each_test_once_and_decodes_to_the_same_map():
     assert encoded["tests"] == ["t::a", "t::b"]
     assert encoded["mutants"] == {"m.x_f__mutmut_1": [1, 0], "m.x_f__mutmut_2": [], "m.x_g__mutmut_1": [0]}
     assert decode_line_map(encoded) == line_map
+
+
+CLOSURE = textwrap.dedent('''\
+    def make(low):
+        """A validator."""
+        def check(value):
+            return value > low
+        return check
+    ''')
+CLOSURE_MUTATED = textwrap.dedent('''\
+    def x_make__mutmut_orig(low):
+        """A validator."""
+        def check(value):
+            return value > low
+        return check
+
+    def x_make__mutmut_1(low):
+        """A validator."""
+        def check(value):
+            return value >= low
+        return check
+    ''')
+
+
+def test_a_closures_mutant_gets_only_the_tests_that_called_the_function_that_made_it(tmp_path):
+    """mutmut switches a mutant on when its function is called: a test that only ran a closure made earlier (at
+    import) runs the original's. The entry line (the first statement after the docstring) runs on each call."""
+    (tmp_path / "m.py").write_text(CLOSURE)
+    (tmp_path / "mutated.py").write_text(CLOSURE_MUTATED)
+    function = find_source_function(ast.parse(CLOSURE), "x_make")
+    assert get_entry_line(function) == 3
+    by_line = {3: {"t::calls_make"}, 4: {"t::calls_make", "t::uses_a_validator_made_at_import"}, 5: {"t::calls_make"}}
+    line_map = map_file(tmp_path / "m.py", tmp_path / "mutated.py", by_line, "model.m")
+    assert line_map == {"model.m.x_make__mutmut_1": ["t::calls_make"]}
+    assert get_callers(line_map) == {"model.m.x_make": {"t::calls_make"}}

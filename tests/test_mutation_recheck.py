@@ -3,7 +3,7 @@ only those when only test files changed; kills stand; a mutant without a verdict
 
 import json
 
-from benchmarks.mutation_recheck import SUITE_FILES, forget_tests, reset_stale_verdicts
+from benchmarks.mutation_recheck import SUITE_FILES, forget_tests, reset_stale_verdicts, reset_widened, widen_reach
 
 CODES = {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.x_f__mutmut_3": 36, "m.x_f__mutmut_4": 2,
          "m.x_f__mutmut_5": 35, "m.x_f__mutmut_6": None, "m.x_g__mutmut_1": 0, "m.x_g__mutmut_2": 1}
@@ -99,3 +99,20 @@ def test_forgetting_a_files_tests_removes_them_from_the_durations_and_every_reac
     stats = json.loads((tmp_path / "mutants" / "mutmut-stats.json").read_text())
     assert stats["duration_by_test"] == {"properties/test_a.py::test_one": 0.1}
     assert stats["tests_by_mangled_function_name"] == {"m.x_f": ["properties/test_a.py::test_one"], "m.x_g": []}
+
+
+def test_a_function_reached_by_tests_mutmut_never_traced_gains_them_and_its_survivors_go_back(tmp_path):
+    """mutmut traces a test once: a function added since is known to be reached only by tests traced after it. The
+    traced run's callers are added to its stats (tests mutmut does not list at all are left out), and the survivors
+    and "no tests" mutants of a function that gained tests are checked again; its kills stand."""
+    meta = make_tree(tmp_path, {"m.x_f__mutmut_1": 0, "m.x_f__mutmut_2": 33, "m.x_f__mutmut_3": 1,
+                                "m.x_g__mutmut_1": 0})
+    callers = {"m.x_f": {"properties/test_a.py::test_one", "properties/test_b.py::test_two[1]", "gone::test"},
+               "m.x_g": {"properties/test_b.py::test_two[1]"}}
+    assert widen_reach(tmp_path, callers) == {"m.x_f"}
+    stats = json.loads((tmp_path / "mutants" / "mutmut-stats.json").read_text())
+    assert stats["tests_by_mangled_function_name"]["m.x_f"] == ["properties/test_a.py::test_one",
+                                                                "properties/test_b.py::test_two[1]"]
+    assert reset_widened(tmp_path, {"m.x_f"}) == 2
+    assert read_codes(meta) == {"m.x_f__mutmut_1": None, "m.x_f__mutmut_2": None, "m.x_f__mutmut_3": 1,
+                                "m.x_g__mutmut_1": 0}

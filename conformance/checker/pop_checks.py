@@ -208,9 +208,12 @@ def get_sources(seen: list[Delivery], index: int) -> list[Delivery]:
 
 
 def has_fault_between(run: PopRun, before: Delivery, after: Delivery) -> bool:
-    """A consumer or broker restarted, or killed, between the two deliveries: the timing rules do not bind that
-    redelivery. A read-only broker or a mute name server leaves them binding (that is what they check there)."""
-    return any(before.time_ms <= f.time_ms <= after.time_ms for f in run.faults if f.kind not in LASTING_KINDS)
+    """A consumer or broker restarted, or killed, between the two deliveries (the restart's span meets the span
+    between them: a message popped before a kill can reach the listener while the restart goes on): the timing rules
+    do not bind that redelivery. A read-only broker or a mute name server leaves them binding (that is what they
+    check there)."""
+    return any(f.time_ms <= after.time_ms and before.time_ms <= (f.end_ms or f.time_ms)
+               for f in run.faults if f.kind not in LASTING_KINDS)
 
 
 def check_attempt_once(run: PopRun):

@@ -274,6 +274,22 @@ def test_across_a_crash_the_revived_copy_is_timed_from_the_delivery_it_revives_n
     assert check_invisible_time(early) == ("deviates", "m0: 3791 ms after delivery 1", ["m0"])
 
 
+def test_a_message_popped_before_a_kill_and_delivered_during_the_restart_may_be_re_popped_after_it():
+    """From conformance-java5-pop-model's pop-broker-crash (CI rehearsal, 2026-11-28): the kill began at m0's
+    delivery (1202 ms), m1 of the same pop reached the listener at 1204 ms while the broker was being killed and
+    started again (until 2100 ms), and the restarted broker popped m1 again at 2272 ms (attempt 1: the offset's
+    progress was lost, PO-10). The restart's span meets the span between m1's deliveries: not early. A restart that
+    ended before the first delivery leaves an early redelivery early."""
+    workload = PopWorkload((PopMessage("m0", ("FAILURE",)), PopMessage("m1")), api="pop", invisible_ms=60_000)
+    deliveries = [delivery(1, 1202, status="RECONSUME_LATER"), delivery(2, 1204, "m1"),
+                  delivery(3, 2272, seen=1), delivery(4, 2272, "m1", seen=1)]
+    run = evolve(make_run(workload, deliveries), faults=(FaultEvent("proxy_kill", 1202.5, 2100, "m0"),))
+    assert check_invisible_time(run)[0] == "conforms"
+    before = evolve(run, faults=(FaultEvent("proxy_kill", 500, 1100, "m0"),))
+    assert check_invisible_time(before) == ("deviates", "m0: 1070 ms after delivery 1; m1: 1068 ms after delivery 2",
+                                            ["m0", "m1"])
+
+
 def test_every_workload_runs_on_both_backends_and_judges_its_rule():
     """No workload is left out on the model-backed server (it makes every fault: test_pop_server_faults.py), and
     each names the rule it is there for."""

@@ -106,7 +106,9 @@ def pytest_collection_modifyitems(config, items):
     durations = read_json(MUTMUT_STATS).get("duration_by_test", {})
     floor, factor = MUTANT_TEST_LIMIT
     for item in items:
-        item.add_marker(pytest.mark.timeout(max(floor, factor * durations.get(item.nodeid, floor)), method="signal"))
+        # The thread method ends the child (exit 1: killed). A signal would raise in the test, and Hypothesis would
+        # take it for a failure and replay the example to report it: looping again, with no alarm left.
+        item.add_marker(pytest.mark.timeout(max(floor, factor * durations.get(item.nodeid, floor)), method="thread"))
 
 
 pytest_plugins = ("pytester",)  # tests/test_expected_outcomes.py runs small suites in-process

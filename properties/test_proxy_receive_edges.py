@@ -5,6 +5,7 @@ hash-code filter — a message whose tag only shares the subscribed tag's hash c
 from __future__ import annotations
 
 from model.broker.pop.pop import PROPERTY_POP_CK
+from model.broker.pop.state import PopGroupConfig
 from model.proxy.receive import FollowUp, ReceiveAnswer, ReceiveRequest, on_receive
 from model.values.message import java_string_hash
 from model.values.pop_wire import decode_handle
@@ -51,3 +52,28 @@ def test_a_tag_sharing_only_the_hash_code_is_acked_by_the_proxy():
     [follow_up] = answer.follow_ups
     assert follow_up == FollowUp("ack", GROUP, TOPIC, follow_up.handle, "m0")
     assert (follow_up.handle.pop_time, follow_up.handle.offset) == (1_000, 0)
+
+
+def test_a_fifo_receive_retried_with_its_attempt_id_gets_the_same_message():
+    """FF-01 through the proxy: ReceiveMessageActivity passes the request's attempt id on to the pop
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/proxy/src/main/java/org/apache/rocketmq/proxy/grpc/v2/consumer/ReceiveMessageActivity.java#L125-L135),
+    and OrderInfo.needBlock does not block the last orderly pop's own attempt id
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/broker/src/main/java/org/apache/rocketmq/broker/offset/ConsumerOrderInfoManager.java#L489-L495):
+    a FIFO group's receive retried with attempt "A" gets m0 again, one with attempt "B" nothing while m0 is in
+    flight."""
+    state = produce(new_pop_broker(group_config=PopGroupConfig(consume_message_orderly=True)), "m0")
+    state, first = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000, attempt_id="A"), 1_000, 50)
+    _, again = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000, attempt_id="A"), 2_000, 50)
+    _, other = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000, attempt_id="B"), 2_000, 50)
+    assert [m.uniq_key for m in first.messages + again.messages] == ["m0", "m0"]
+    assert (other.code, other.messages) == ("MESSAGE_NOT_FOUND", ())
+
+
+def test_a_pop_the_broker_refuses_is_no_empty_receive():
+    """PD-01: LocalMessageService.popMessage maps only SUCCESS, POLLING_FULL and POLLING_TIMEOUT/PULL_NOT_FOUND to a
+    pop status and throws INTERNAL_SERVER_ERROR for any other broker code
+    (https://github.com/apache/rocketmq/blob/rocketmq-all-5.3.3/proxy/src/main/java/org/apache/rocketmq/proxy/service/message/LocalMessageService.java#L220-L243),
+    so a pop refused for a group whose consumeEnable is off is a failure, not MESSAGE_NOT_FOUND."""
+    state = produce(new_pop_broker(group_config=PopGroupConfig(consume_enable=False)), "m0")
+    _, refused = on_receive(state, ReceiveRequest(GROUP, TOPIC, 1, 10_000), 1_000, 50)
+    assert (refused.code in ("SUCCESS", "MESSAGE_NOT_FOUND"), refused.messages) == (False, ())

@@ -19,8 +19,9 @@ from model.values.records import evolve
 
 # RenewStrategyPolicy.next: the invisible time of the n-th renewal (the last one repeats).
 RENEW_DELAYS_MS = (60_000, 180_000, 300_000, 600_000, 1_800_000, 3_600_000)
-# What a refused renewal answers when it is not worth retrying (renewExceptionNeedRetry).
-FINAL_REFUSALS = frozenset({"INVALID_RECEIPT_HANDLE", "INVALID_BROKER_NAME"})
+# What a refused renewal answers when it is not worth retrying: the failures renewExceptionNeedRetry refuses, and the
+# broker's refusal of the change, answered (an AckResult not OK: the proxy's INTERNAL_SERVER_ERROR), not thrown.
+FINAL_REFUSALS = frozenset({"INVALID_RECEIPT_HANDLE", "INVALID_BROKER_NAME", "INTERNAL_SERVER_ERROR"})
 
 
 @frozen
@@ -84,8 +85,9 @@ def compute_renewal(held: HeldHandle, now: int, stop_delay: int, online: bool = 
 
 def on_renew_answer(held: HeldHandle, renewal: Renewal, code: str, handle: Handle | None) -> HeldHandle | None:
     """[PD-07] The held handle after its renewal's answer (None: dropped): a RENEW answered OK holds the new handle
-    and counts one more renewal; a RENEW refused for good (an invalid handle or broker) is dropped, refused
-    otherwise it is retried at the next scan; every other kind drops it, whatever the answer."""
+    and counts one more renewal; a RENEW refused for good (an invalid handle or broker, or a change the broker
+    refused) is dropped, failing otherwise (thrown: a timeout) it is retried at the next scan; every other kind
+    drops it, whatever the answer."""
     if renewal.kind is not RenewKind.RENEW:
         return None
     if code == "OK" and handle is not None:

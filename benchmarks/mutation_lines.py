@@ -45,15 +45,20 @@ HASHED = ("model", "properties", "oracle", "tests", "conftest.py", "pyproject.to
 MUTANT = "__mutmut_"
 
 
-def compute_tree_hash(root: Path) -> str:
-    """sha256 over model/ and the suite (path and content of each Python file, in path order)."""
-    digest = hashlib.sha256()
-    for top in HASHED:
+def compute_file_hashes(root: Path, tops: tuple[str, ...], suffixes: tuple[str, ...] = (".py",)) -> dict[str, str]:
+    """The files under `tops` (folders or files of `root`) with those suffixes: path relative to `root` -> sha256."""
+    hashes = {}
+    for top in tops:
         path = root / top
-        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in suffixes)
         for file in files:
-            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
+            hashes[file.relative_to(root).as_posix()] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return hashes
+
+
+def compute_tree_hash(root: Path) -> str:
+    """sha256 over model/ and the suite (path and content hash of each Python file, in path order)."""
+    return hashlib.sha256(json.dumps(compute_file_hashes(root, HASHED), sort_keys=True).encode()).hexdigest()
 
 
 def get_trace_command(python: str) -> list[str]:
@@ -158,11 +163,16 @@ def map_file(source: Path, mutated: Path, by_line: dict[int, set[str]], module: 
     return result
 
 
+def get_function(mutant: str) -> str:
+    """The mangled name of a mutant's function (`m.x_f__mutmut_3` -> `m.x_f`)."""
+    return mutant.rsplit(MUTANT, 1)[0]
+
+
 def get_callers(line_map: dict[str, list[str]]) -> dict[str, set[str]]:
     """Function (mutmut's mangled name) -> the tests the map gives any of its mutants."""
     callers: dict[str, set[str]] = defaultdict(set)
     for mutant, tests in line_map.items():
-        callers[mutant.rsplit(MUTANT, 1)[0]].update(tests)
+        callers[get_function(mutant)].update(tests)
     return callers
 
 

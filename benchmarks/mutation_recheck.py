@@ -20,10 +20,11 @@ mutants with "no tests") of a function that gained tests are checked again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+
+from benchmarks.mutation_lines import compute_file_hashes, get_function
 
 # What the verdicts depend on besides model/.
 SUITE_PATHS = ("properties", "oracle", "tests", "conftest.py")
@@ -36,13 +37,7 @@ UNJUDGED = frozenset({2, 35})  # mutmut's exit codes of an interrupted check and
 
 def compute_suite_files(root: Path) -> dict[str, str]:
     """The suite's Python and Markdown files (path relative to `root`) with the sha256 of each."""
-    hashes = {}
-    for top in SUITE_PATHS:
-        path = root / top
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".py", ".md"))
-        for file in files:
-            hashes[file.relative_to(root).as_posix()] = hashlib.sha256(file.read_bytes()).hexdigest()
-    return hashes
+    return compute_file_hashes(root, SUITE_PATHS, (".py", ".md"))
 
 
 def get_changed_files(old: dict[str, str], new: dict[str, str]) -> set[str]:
@@ -111,10 +106,6 @@ def widen_reach(root: Path, callers: dict[str, set[str]]) -> set[str]:
 def reset_widened(root: Path, widened: set[str]) -> int:
     """Send back the survivors and the "no tests" mutants of functions that gained tests."""
     return reset_verdicts(root, lambda name, code: code in (SURVIVED, *NO_TESTS) and get_function(name) in widened)
-
-
-def get_function(mutant: str) -> str:
-    return mutant.rsplit("__mutmut_", 1)[0]
 
 
 def reset_stale_verdicts(root: Path, refresh: Callable[[], bool]) -> int:

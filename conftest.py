@@ -32,9 +32,12 @@ FAST = {"max_examples": 20, "stateful_step_count": 30, "deadline": None}
 DEEP = {"max_examples": 400, "stateful_step_count": 100, "deadline": None}
 QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
-settings.register_profile("fast", suppress_health_check=QUIET, **FAST)
+# Each profile names its parent: without one, Hypothesis takes the profile loaded now, and mutmut runs pytest twice in
+# one process (its stats, then the clean run), so `fast` would inherit the first session's `mutation` profile.
+DEFAULT = settings.get_profile("default")
+settings.register_profile("fast", DEFAULT, suppress_health_check=QUIET, **FAST)
 settings.register_profile("ci", settings.get_profile("ci"), suppress_health_check=QUIET, **FAST)
-settings.register_profile("deep", suppress_health_check=QUIET, **DEEP)
+settings.register_profile("deep", DEFAULT, suppress_health_check=QUIET, **DEEP)
 settings.register_profile("mutation", settings.get_profile("fast"), report_multiple_bugs=False, derandomize=True,
                           database=None, phases=[phase for phase in Phase if phase not in (Phase.shrink,
                                                                                          Phase.explain)])

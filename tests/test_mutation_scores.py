@@ -2,7 +2,9 @@
 unreached and unchecked mutants out of the denominator."""
 
 import json
+import runpy
 import sys
+from pathlib import Path
 
 from hypothesis import Phase, settings
 
@@ -125,3 +127,17 @@ def test_the_stats_refresh_reruns_the_kill_whose_tests_are_quickest(tmp_path):
     assert get_cheapest_kill(tmp_path) == "m.x_g__mutmut_1"  # h's tests are quicker, but h survived
     meta.write_text(json.dumps({"exit_code_by_key": {"m.x_h__mutmut_1": 0}}))
     assert get_cheapest_kill(tmp_path) is None
+
+
+def test_the_profiles_do_not_inherit_the_profile_loaded_when_conftest_runs_again():
+    """mutmut runs pytest twice in one process (its stats, then the clean run), so conftest.py registers its profiles
+    a second time while `mutation` is loaded: `fast` and `deep` must still shrink and draw at random."""
+    conftest = runpy.run_path(str(Path(__file__).parents[1] / "conftest.py"))
+    settings.load_profile("mutation")
+    try:
+        runpy.run_path(str(Path(__file__).parents[1] / "conftest.py"))
+        for name in ("fast", "deep"):
+            again = settings.get_profile(name)
+            assert Phase.shrink in again.phases and not again.derandomize, name
+    finally:
+        settings.load_profile(conftest["get_hypothesis_profile_name"]())

@@ -227,19 +227,26 @@ def ensure_line_map(max_children: int) -> bool:
 
 def refresh_stats(max_children: int) -> bool:
     """Have mutmut trace the tests it does not know (it does at the start of any run): run it on the killed mutant
-    whose tests are quickest, which it checks again. Whether it ran."""
-    name = get_cheapest_kill(Path("."))
+    whose tests are quickest, which it checks again — or, in a new mutants/ with nothing killed yet, on the quickest
+    mutant not checked yet. Whether it ran."""
+    name = get_cheapest_mutant(Path("."), 1) or get_cheapest_mutant(Path("."), None)
     return name is not None and run_mutmut([name], max_children, REFRESH_LIMIT_S) == 0
 
 
 def get_cheapest_kill(root: Path) -> str | None:
     """The killed mutant (exit code 1) whose function's tests took least in mutmut's stats run."""
+    return get_cheapest_mutant(root, 1)
+
+
+def get_cheapest_mutant(root: Path, code: int | None) -> str | None:
+    """The mutant of that exit code (None: not checked yet) whose function's tests took least in mutmut's stats
+    run."""
     stats = json.loads((root / STATS).read_text())
     durations, reach = stats["duration_by_test"], stats["tests_by_mangled_function_name"]
-    kills = [name for meta_path in sorted((root / "mutants").rglob("*.py.meta"))
-             for name, code in json.loads(meta_path.read_text())["exit_code_by_key"].items() if code == 1]
-    cost = {name: sum(durations.get(test, 0.0) for test in reach.get(get_function(name), ())) for name in kills}
-    return min(kills, key=lambda name: (cost[name], name)) if kills else None
+    names = [name for meta_path in sorted((root / "mutants").rglob("*.py.meta"))
+             for name, status in json.loads(meta_path.read_text())["exit_code_by_key"].items() if status == code]
+    cost = {name: sum(durations.get(test, 0.0) for test in reach.get(get_function(name), ())) for name in names}
+    return min(names, key=lambda name: (cost[name], name)) if names else None
 
 
 def run_mutmut(names: list[str], max_children: int, limit_s: float) -> int | None:

@@ -17,6 +17,7 @@ from benchmarks.mutation_scores import (
     draw_sample,
     format_table,
     get_cheapest_kill,
+    get_cheapest_mutant,
     list_mutants,
     parse_results,
     run_mutmut,
@@ -127,6 +128,20 @@ def test_the_stats_refresh_reruns_the_kill_whose_tests_are_quickest(tmp_path):
     assert get_cheapest_kill(tmp_path) == "m.x_g__mutmut_1"  # h's tests are quicker, but h survived
     meta.write_text(json.dumps({"exit_code_by_key": {"m.x_h__mutmut_1": 0}}))
     assert get_cheapest_kill(tmp_path) is None
+
+
+def test_a_new_mutants_folder_refreshes_the_stats_on_its_quickest_unchecked_mutant(tmp_path):
+    """In a new mutants/ nothing is killed yet: the refresh (and with it the traced line map) must not be skipped, so
+    it runs the unchecked mutant whose tests are quickest, never a survivor."""
+    meta = tmp_path / "mutants" / "model" / "m.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {"m.x_f__mutmut_1": None, "m.x_g__mutmut_1": None,
+                                                     "m.x_h__mutmut_1": 0}}))
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps({
+        "duration_by_test": {"t.py::a": 2.0, "t.py::b": 0.5, "t.py::c": 0.1},
+        "tests_by_mangled_function_name": {"m.x_f": ["t.py::a"], "m.x_g": ["t.py::b"], "m.x_h": ["t.py::c"]}}))
+    assert get_cheapest_mutant(tmp_path, 1) is None
+    assert get_cheapest_mutant(tmp_path, None) == "m.x_g__mutmut_1"
 
 
 def test_the_profiles_do_not_inherit_the_profile_loaded_when_conftest_runs_again():

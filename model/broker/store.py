@@ -83,10 +83,30 @@ class Store:
         return 0
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or after `timestamp`, else the max offset."""
-        high = self.get_max_offset_in_queue(topic, queue_id)
-        return next((offset for offset in range(high)
-                     if self.get_message(topic, queue_id, offset).store_timestamp >= timestamp), high)
+        """SEARCH_OFFSET_BY_TIMESTAMP: ConsumeQueue.getOffsetInQueueByTime's binary search over the units by store
+        time (4.9.8 L159-L226), for one consume-queue file whose head is kept. The first unit probed that was stored
+        at `timestamp` answers (of equal store times, not always the first); else the nearer of the two units around
+        it, the earlier on a tie; the first unit when all are later, the last (not the max offset) when all are
+        earlier; an empty queue, which has no mapped file, answers 0."""
+        units = self.get_queue_units(topic, queue_id)
+        low, high = 0, len(units) - 1
+        if high < 0:
+            return 0
+        left = right = left_at = right_at = None
+        while low <= high:
+            middle = (low + high) // 2
+            stored_at = self.get_message_at(units[middle].log_index).store_timestamp
+            if stored_at == timestamp:
+                return middle
+            if stored_at > timestamp:
+                high, right, right_at = middle - 1, middle, stored_at
+            else:
+                low, left, left_at = middle + 1, middle, stored_at
+        if left is None:
+            return right
+        if right is None:
+            return left
+        return right if abs(timestamp - left_at) > abs(timestamp - right_at) else left
 
     def look_message_by_offset(self, commit_log_offset: int) -> Message | None:
         """lookMessageByOffset: the stored message at a physical offset, or None."""

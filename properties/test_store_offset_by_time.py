@@ -80,8 +80,10 @@ def test_between_two_messages_the_nearer_earlier_one():
 def test_equal_store_times_answer_the_unit_the_search_meets():
     """SEARCH_OFFSET_BY_TIMESTAMP: among units stored at the same time as the timestamp, the search stops at the
     first it probes, not the first stored (ConsumeQueue 4.9.8 L173-L174, L188-L190): of three units at 10 the
-    middle, 1; of [10, 20, 20, 20, 20] unit 2."""
+    middle, 1; of two the first, 0 (mid rounds down); of four unit 1; of [10, 20, 20, 20, 20] unit 2."""
     assert _search(_store([10, 10, 10]), 10) == 1
+    assert _search(_store([10, 10]), 10) == 0
+    assert _search(_store([10, 10, 10, 10]), 10) == 1
     assert _search(_store([10, 20, 20, 20, 20]), 20) == 2
 
 

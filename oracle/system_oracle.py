@@ -228,6 +228,8 @@ class Ledger:
         same = writer == o.lifetime
         assert not same or o.source == "persist", f"[SY-02] a {o.source} of {o.lifetime} lowered its own offset"
         kind = ("reordered one-way of one lifetime" if same else f"{o.source} of another lifetime")
+        if "PL-08" in o.rules:  # e.g. a 4.9 repair run after its queue changed hands (PL-08)
+            kind = "PL-08 OFFSET_ILLEGAL repair"
         self.broker_decreases.append(kind)
         mark("SY-02 broker offset decreased: " + kind)
 

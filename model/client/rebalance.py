@@ -193,13 +193,14 @@ def compute_shutdown_requests(consumer: ConsumerInstance) -> ShutdownRequests:
 
 
 def process_offset_illegal_fix(cluster: Cluster, fix: OffsetIllegalFix) -> tuple[Cluster, list]:
-    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair — [PL-10] the immediate one cycles
-    at one instant while the broker still holds a stale offset; the queue is re-added by the next
-    rebalance (4.9, up to 20 s later) or at once (5.2.0+, rebalanceImmediately)."""
+    """[PL-08] The delayed (4.9) or immediate (5.2.0+) OFFSET_ILLEGAL repair, by queue, not by ProcessQueue.
+
+    Any live instance runs it whether it still owns the queue or not: the stale offset is persisted, and the
+    queue's current ProcessQueue (a new one if the queue came back; none if it went away) is removed. [PL-10] The
+    immediate one cycles at one instant while the broker still holds a stale offset; the queue is re-added by
+    the next rebalance (4.9, up to 20 s later) or at once (5.2.0+, rebalanceImmediately)."""
     consumer = get_live_consumer(cluster, fix.client_id, fix.incarnation)
-    if consumer is None or consumer.generations.get(fix.queue) != fix.generation:
-        return cluster, []
-    if fix.queue not in consumer.process_queues:
+    if consumer is None:
         return cluster, []
     if cluster.config.profile.offset_illegal_freezes_immediately:
         store = update_and_freeze_offset(consumer.offset_store, fix.queue, fix.offset)
@@ -208,7 +209,9 @@ def process_offset_illegal_fix(cluster: Cluster, fix: OffsetIllegalFix) -> tuple
     cluster = put_consumer(cluster, evolve(consumer, offset_store=store))
     store, updates = persist(store, fix.queue)
     cluster, observations = send_oneway(cluster, fix.client_id, updates, ("PL-08",))
-    cluster, dropped = drop_queue(cluster, fix.client_id, fix.queue)
+    dropped = []
+    if fix.queue in consumer.process_queues:  # removeProcessQueue: nothing without a ProcessQueue (RI L434-L442)
+        cluster, dropped = drop_queue(cluster, fix.client_id, fix.queue)
     if not cluster.config.profile.offset_illegal_freezes_immediately:
         return cluster, observations + dropped
     # 5.2.0+ calls rebalanceImmediately(); 4.9 waits for the next 20 s rebalance to re-add the queue.

@@ -39,9 +39,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.mutation_cache import CACHE, import_verdicts, write_cache  # noqa: E402
 from benchmarks.mutation_lines import LINE_MAP, compute_tree_hash, decode_line_map, get_callers  # noqa: E402
 from benchmarks.mutation_recheck import (  # noqa: E402
     STATS,
+    SUITE_FILES,
     get_function,
     reset_stale_verdicts,
     reset_widened,
@@ -182,6 +184,9 @@ def run_all(budget_s: float, max_children: int, package: str | None, chunk: int 
     """[--all] mutmut on every mutant of model/ (or of `package`) not checked yet, `chunk` at a time, package by
     package in name order, until `budget_s` is spent; mutmut records each verdict as it goes. A mutmut run still going
     when the budget is spent is interrupted (SIGINT: it stops its children and keeps every verdict it has)."""
+    if not SUITE_FILES.is_file() and CACHE.is_file():  # a new mutants/: go on from the verdicts kept in the repository
+        taken = import_verdicts(Path("."), json.loads(CACHE.read_text()))
+        print(f"{taken} verdicts taken back from {CACHE} (benchmarks/mutation_cache.py)", flush=True)
     reset = reset_stale_verdicts(Path("."), lambda: refresh_stats(max_children))
     print(f"{reset} survivors or unjudged mutants to check again (benchmarks/mutation_recheck.py)", flush=True)
     ensure_line_map(max_children)
@@ -199,6 +204,8 @@ def run_all(budget_s: float, max_children: int, package: str | None, chunk: int 
         if code not in (0, None):
             return code
     print(f"{len(pending)} left for the next run ({time.monotonic() - started:.0f} s spent)", flush=True)
+    write_cache(Path("."))
+    print(f"the verdicts so far are in {CACHE}: commit it, and a new mutants/ goes on from them", flush=True)
     return 0
 
 

@@ -1,7 +1,7 @@
-"""SY-02 / RB-04 / RB-05 / LK-08 (spec/09-system.md, spec/07-rebalance.md), by example: a broker answering
-QUERY_CONSUMER_OFFSET with no clock/configuration context, the sender and arrival time of a one-way offset commit
-held in the network, the local offset file a broadcasting persistAll writes, and the flow-parked exemption from
-isPullExpired. mutmut found these unchecked.
+"""SY-02 / RB-04 / RB-05 / LK-08 (spec/11-guarantees.md, spec/10-rebalance.md, spec/12-orderly.md), by example:
+a broker answering QUERY_CONSUMER_OFFSET with no clock/configuration context, the sender and arrival time of a
+one-way offset commit held in the network, the local offset file a broadcasting persistAll writes, and the
+flow-parked exemption from isPullExpired. mutmut found these unchecked.
 
 Expected values are written out from RocketMQ 4.9.8 (cited in each test) and the spec's rule ids, not read from
 model/.

@@ -19,14 +19,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.mutation_lines import get_function  # noqa: E402
+from benchmarks.mutation_lines import MUTANT, get_function  # noqa: E402
 from benchmarks.mutation_recheck import SUITE_FILES, UNJUDGED  # noqa: E402
 
 CACHE = Path("benchmarks") / "mutation-verdicts.json"
 
 
 def get_number(name: str) -> int:
-    return int(name.rsplit("__mutmut_", 1)[1])
+    return int(name.rsplit(MUTANT, 1)[1])
 
 
 def read_metas(root: Path) -> dict[Path, dict]:
@@ -54,7 +54,7 @@ def import_verdicts(root: Path, cache: dict) -> int:
     hashes where mutants/ has none. Returns how many verdicts were taken back."""
     taken = 0
     for path, meta in read_metas(root).items():
-        codes = meta["exit_code_by_key"]
+        codes, taken_before = meta["exit_code_by_key"], taken
         for name, code in codes.items():
             function = get_function(name)
             source_hash, cached = cache["functions"].get(function, (None, []))
@@ -64,7 +64,8 @@ def import_verdicts(root: Path, cache: dict) -> int:
             if meta["hash_by_function_name"].get(function.rsplit(".", 1)[1]) == source_hash:
                 codes[name] = cached[number - 1]
                 taken += 1
-        path.write_text(json.dumps(meta))
+        if taken > taken_before:
+            path.write_text(json.dumps(meta))
     suite_path = root / SUITE_FILES
     if not suite_path.is_file():
         suite_path.write_text(json.dumps(cache["suite"], indent=0, sort_keys=True))

@@ -201,9 +201,11 @@ def run_all(budget_s: float, max_children: int, package: str | None, chunk: int 
             code = run_mutmut(names, max_children, budget_s - (time.monotonic() - started))
             if code in (0, None):
                 break
+        if code is None:  # interrupted at the budget: some of the chunk may be left
+            pending = names + pending
         if code not in (0, None):
             return code
-    print(f"{len(pending)} left for the next run ({time.monotonic() - started:.0f} s spent)", flush=True)
+    print(f"at most {len(pending)} left for the next run ({time.monotonic() - started:.0f} s spent)", flush=True)
     write_cache(Path("."))
     print(f"the verdicts so far are in {CACHE}: commit it, and a new mutants/ goes on from them", flush=True)
     return 0

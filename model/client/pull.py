@@ -118,7 +118,8 @@ def set_next_offset(cluster: Cluster, client_id: str, mq: MessageQueue, next_off
 
 
 def on_found(cluster: Cluster, client_id: str, mq: MessageQueue, found: list, next_offset: int):
-    """[PL-05] FOUND: drop tag mismatches, cache the rest (putMessage), submit them, pull again."""
+    """[PL-05] FOUND: drop tag mismatches, cache the rest (putMessage), submit them, pull again pullInterval
+    later; a batch the tag re-check emptied is pulled again at once."""
     tags = get_subscribed_tags(cluster, mq)
     msgs = tuple(found) if tags is None else tuple(m for m in found if m.tags in tags)
     observations = []
@@ -127,7 +128,8 @@ def on_found(cluster: Cluster, client_id: str, mq: MessageQueue, found: list, ne
         pq, dispatch = put_message(consumer.process_queues[mq], msgs)
         cluster = put_consumer(cluster, evolve(consumer, process_queues=consumer.process_queues.set(mq, pq)))
         cluster, observations = get_consume_service(cluster.config).submit(cluster, client_id, mq, msgs, dispatch)
-    return schedule_pull(cluster, client_id, mq, cluster.now + cluster.config.pull_interval), observations
+    at = cluster.now + cluster.config.pull_interval if msgs else cluster.now
+    return schedule_pull(cluster, client_id, mq, at), observations
 
 
 def on_no_message(cluster: Cluster, client_id: str, mq: MessageQueue, _found, next_offset: int):

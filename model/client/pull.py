@@ -96,7 +96,8 @@ def process_pull(cluster: Cluster, due: PullDue) -> tuple[Cluster, list]:
     if status == "NO_NEW_MSG" and not due.suspended:
         # Long polling: the broker holds the request until a message arrives or 15 s pass.
         cluster = evolve(cluster, parked=cluster.parked.set((due.client_id, mq), offset))
-        return schedule_pull(cluster, due.client_id, mq, cluster.now + BROKER_SUSPEND_MAX_TIME_MILLIS, True), []
+        at = cluster.now + BROKER_SUSPEND_MAX_TIME_MILLIS
+        return schedule_pull(cluster, due.client_id, mq, at, True), observations
     cluster = set_next_offset(cluster, due.client_id, mq, next_offset)
     seen = PullObserved(due.client_id, mq, status, offset, next_offset, len(found), cluster.now, ("PL-04",))
     handler = PULL_HANDLERS.get(status, on_pull_exception)

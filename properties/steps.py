@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from model.system.events import CompleteConsume
 from model.system.step import step
 
 
@@ -12,3 +13,10 @@ def run(system, *events):
         system, observations = step(system, ev)
         seen.extend(observations)
     return system, seen
+
+
+def complete_running(system):
+    """Every running listener returns CONSUME_SUCCESS, at the current instant (no timer fires)."""
+    while system.requests:
+        system, _ = step(system, CompleteConsume(min(system.requests)))
+    return system

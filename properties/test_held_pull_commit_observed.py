@@ -5,20 +5,15 @@ observations, so the broker's offset moved unseen)."""
 from __future__ import annotations
 
 from model.client.observations import OffsetCommitted
-from model.system.events import Advance, CompleteConsume, Produce
+from model.system.events import Advance, Produce
 from model.system.step import create_system
 from model.values.config import Config
 from model.values.message import MessageQueue
 from model.values.names import GROUP, TOPIC
-from properties.steps import run
+from properties.steps import complete_running, run
 
 Q0 = MessageQueue(TOPIC, 0)
 
-
-def consume_all(system):
-    while system.requests:
-        system, _ = run(system, CompleteConsume(min(system.requests)))
-    return system
 
 
 def test_a_held_pulls_piggybacked_commit_is_observed():
@@ -28,10 +23,10 @@ def test_a_held_pulls_piggybacked_commit_is_observed():
     (pullInterval), carries 2 and is held at the queue's end: the broker's 1 -> 2 is observed as that pull's."""
     system = create_system(Config(pull_interval=1000), ("c1",), topic_queue_nums=1)
     system, _ = run(system, Produce("a"), Advance(0))
-    system, _ = run(consume_all(system), Advance(10_000))
+    system, _ = run(complete_running(system), Advance(10_000))
     assert system.broker.consumer_offsets.get((GROUP, TOPIC, 0)) == 1
     system, _ = run(system, Produce("b"), Advance(10_001))
-    system, seen = run(consume_all(system), Advance(11_001))
+    system, seen = run(complete_running(system), Advance(11_001))
     commits = [o for o in seen if isinstance(o, OffsetCommitted) and o.queue == Q0]
     assert [(o.offset, o.previous, o.source, o.time, o.rules) for o in commits] == [(2, 1, "pull", 11_000, ("PL-07",))]
     assert system.broker.consumer_offsets.get((GROUP, TOPIC, 0)) == 2

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from model.client.observations import PullObserved
 from model.client.timer_items import OffsetIllegalFix
-from model.system.events import Advance, CompleteConsume, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
+from model.system.events import Advance, Crash, DeliverOneway, ExpireQueueHead, Produce, SetMembers
 from model.system.observations import Livelock
 from model.system.scheduler import MAX_TRANSITIONS_PER_INSTANT
 from model.system.step import create_system
@@ -19,16 +19,11 @@ from model.values.message import MessageQueue
 from model.values.names import TOPIC
 from model.values.profiles import PROFILES, get_profile
 from model.values.timer_heap import get_sorted_heap_items
-from properties.steps import run
+from properties.steps import complete_running, run
 
 Q0 = MessageQueue(TOPIC, 0)
 VERSIONS = sorted(PROFILES)
 
-
-def consume_all(system):
-    while system.requests:
-        system, _ = run(system, CompleteConsume(min(system.requests)))
-    return system
 
 
 def expire_consumed_head(version: str, produced: int):
@@ -36,9 +31,9 @@ def expire_consumed_head(version: str, produced: int):
     the consumer `2 * produced`; the broker then deletes the queue's head up to its end, and the consumer crashes
     and restarts, so its new ProcessQueue starts from the broker's stale offset: an OFFSET_ILLEGAL pull."""
     system = create_system(Config(profile=version), ("c1",), topic_queue_nums=1, hold_oneway=True)
-    system = consume_all(run(system, *[Produce(f"a{i}") for i in range(produced)], Advance(0))[0])
+    system = complete_running(run(system, *[Produce(f"a{i}") for i in range(produced)], Advance(0))[0])
     system, _ = run(system, Advance(10_000), DeliverOneway(0))
-    system = consume_all(run(system, *[Produce(f"b{i}") for i in range(produced)], Advance(10_001))[0])
+    system = complete_running(run(system, *[Produce(f"b{i}") for i in range(produced)], Advance(10_001))[0])
     head = ExpireQueueHead(Q0, 2 * produced)
     return run(system, head, Crash("c1"), SetMembers(("c1",)), Advance(60_000))
 

@@ -12,15 +12,15 @@ from model.client.observations import Note
 from model.client.offset_store import get_offset
 from model.client.process_queue import PULL_MAX_IDLE_TIME, create_process_queue, is_pull_expired
 from model.client.remote_offsets import compute_pull_from_where
-from model.system.events import Advance, CompleteConsume, ExpireQueueHead, Produce, SetMembers
-from model.system.step import create_system, step
+from model.system.events import Advance, ExpireQueueHead, Produce, SetMembers
+from model.system.step import create_system
 from model.values.config import Config, ConsumeMode, MessageModel
 from model.values.message import MessageQueue
 from model.values.names import GROUP, TOPIC
 from model.values.profiles import PROFILES, get_profile
 from model.values.records import evolve
 from model.values.wire import QueryConsumerOffset, exchange
-from properties.steps import run
+from properties.steps import complete_running, run
 
 Q0 = MessageQueue(TOPIC, 0)
 VERSIONS = sorted(PROFILES)
@@ -34,12 +34,6 @@ def example_each(name: str, values):
         return test
     return decorate
 
-
-def complete_running(system):
-    """Every running listener returns CONSUME_SUCCESS, at the current instant (no timer fires)."""
-    while system.requests:
-        system, _ = step(system, CompleteConsume(min(system.requests)))
-    return system
 
 
 @given(counts=st.lists(st.integers(0, 6), min_size=2, max_size=4), mode=st.sampled_from(ConsumeMode))

@@ -6,19 +6,14 @@ from __future__ import annotations
 
 from model.client.observations import Note
 from model.client.rebalance import process_offset_illegal_fix
-from model.system.events import Advance, CompleteConsume, Produce, SetMembers
+from model.system.events import Advance, Produce, SetMembers
 from model.values.names import GROUP, TOPIC
-from properties.steps import run
+from properties.steps import complete_running, run
 from properties.test_offset_illegal_fix import CONSUMED, Q0, consumed_cluster, fix_for
 
 STALE = 1
 BROKER_KEY = (GROUP, TOPIC, 0)
 
-
-def complete_all(system):
-    while system.requests:
-        system, _ = run(system, CompleteConsume(min(system.requests)))
-    return system
 
 
 def test_a_queue_taken_back_drops_the_dirty_offset_its_old_repair_left_in_memory():
@@ -35,7 +30,7 @@ def test_a_queue_taken_back_drops_the_dirty_offset_its_old_repair_left_in_memory
     assert Q0 in system.consumers["c0"].process_queues
     system, _ = process_offset_illegal_fix(system, fix)
     assert system.consumers["c1"].offset_store.offsets[Q0].value == STALE
-    system = complete_all(run(system, Produce("b0"), Produce("b1"), Advance(system.now))[0])
+    system = complete_running(run(system, Produce("b0"), Produce("b1"), Advance(system.now))[0])
     system, _ = run(system, SetMembers(("c1",)))
     assert Q0 in system.consumers["c1"].process_queues
     assert system.broker.consumer_offsets[BROKER_KEY] == CONSUMED + 2

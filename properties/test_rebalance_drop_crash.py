@@ -10,22 +10,16 @@ from __future__ import annotations
 from model.client.observations import Note, OffsetCommitted, PullObserved
 from model.client.offset_store import get_offset
 from model.client.rebalance import add_queue, crash, drop_queue
-from model.system.events import Advance, CompleteConsume, Crash, Produce, SetMembers
-from model.system.step import create_system, step
+from model.system.events import Advance, Crash, Produce, SetMembers
+from model.system.step import create_system
 from model.values.config import Config
 from model.values.message import MessageQueue
 from model.values.names import TOPIC
-from properties.steps import run
+from properties.steps import complete_running, run
 
 Q0 = MessageQueue(TOPIC, 0)
 Q1 = MessageQueue(TOPIC, 1)
 
-
-def complete_running(system):
-    """Every running listener returns CONSUME_SUCCESS, at the current instant (no timer fires)."""
-    while system.requests:
-        system, _ = step(system, CompleteConsume(min(system.requests)))
-    return system
 
 
 def test_a_dropped_queue_persists_its_offset_under_rb_02():

@@ -7,6 +7,7 @@ test that could now kill it changed:
 - when only test files changed (`test_*.py`), the survivors of the functions those files' tests reach. mutmut knows a
   test's reach from tracing it (mutants/mutmut-stats.json); the changed files' tests are forgotten there first, so
   that mutmut's next start traces them again, new and edited ones alike (`refresh`), and their reach is read after;
+- when a helper module that only test files import changed (properties/steps.py), as when those test files changed;
 - when anything else of the suite changed (a strategy, an oracle, conftest.py), every survivor: such a file can
   change what any test draws or asserts.
 
@@ -20,6 +21,7 @@ mutants with "no tests") of a function that gained tests are checked again.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +49,40 @@ def get_changed_files(old: dict[str, str], new: dict[str, str]) -> set[str]:
 
 def is_test_file(path: str) -> bool:
     return Path(path).name.startswith("test_") and path.endswith(".py")
+
+
+def get_module_name(path: str) -> str:
+    """`properties/steps.py` -> `properties.steps`."""
+    return path[:-3].replace("/", ".")
+
+
+def get_imported_modules(source: str) -> set[str]:
+    """The modules a Python source imports by name (`import a.b`, `from a.b import c`, and `a.b.c` for the latter)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def replace_test_helpers(root: Path, changed: set[str], suite: dict[str, str]) -> set[str]:
+    """`changed`, with each changed helper module that only test files import replaced by those test files; a
+    helper that some other file imports, or none does, stays (so every survivor goes back)."""
+    helpers = {path for path in changed if path.endswith(".py") and not is_test_file(path)
+               and Path(path).name != "conftest.py" and (root / path).is_file()}
+    if not helpers:
+        return changed
+    imports = {path: get_imported_modules((root / path).read_text(encoding="utf-8"))
+               for path in suite if path.endswith(".py") and path not in helpers}
+    replaced = set(changed)
+    for helper in helpers:
+        importers = {path for path, names in imports.items() if get_module_name(helper) in names}
+        if importers and all(is_test_file(path) for path in importers):
+            replaced = (replaced - {helper}) | importers
+    return replaced
 
 
 def get_test_file(test: str) -> str:
@@ -115,6 +151,8 @@ def reset_stale_verdicts(root: Path, refresh: Callable[[], bool]) -> int:
     stored_path = root / SUITE_FILES
     stored = json.loads(stored_path.read_text()) if stored_path.is_file() else None
     changed = get_changed_files(stored, current) if stored is not None else None
+    if changed:
+        changed = replace_test_helpers(root, changed, current)
     reset = reset_verdicts(root, lambda _name, code: code in UNJUDGED)
     if changed:
         if all(is_test_file(path) for path in changed) and (root / STATS).is_file():

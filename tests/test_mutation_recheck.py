@@ -116,3 +116,33 @@ def test_a_function_reached_by_tests_mutmut_never_traced_gains_them_and_its_surv
     assert reset_widened(tmp_path, {"m.x_f"}) == 2
     assert read_codes(meta) == {"m.x_f__mutmut_1": None, "m.x_f__mutmut_2": None, "m.x_f__mutmut_3": 1,
                                 "m.x_g__mutmut_1": 0}
+
+
+def test_a_changed_helper_only_test_files_import_sends_back_what_those_files_reach(tmp_path):
+    """properties/steps.py, imported by test_b.py alone: its change is test_b.py's (m.x_g's survivor goes back,
+    m.x_f's stays); once strategies.py imports it too, its change sends back every survivor."""
+    codes = {"m.x_f__mutmut_2": 0, "m.x_g__mutmut_1": 0, "m.x_g__mutmut_2": 1}
+    meta = make_tree(tmp_path, codes)
+    (tmp_path / "properties" / "steps.py").write_text("Y = 1\n")
+    (tmp_path / "properties" / "test_b.py").write_text("from properties.steps import Y\ndef test_two(): assert Y\n")
+    reset_stale_verdicts(tmp_path, never_refreshed)
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    (tmp_path / "properties" / "steps.py").write_text("Y = 2\n")
+    stats_path = tmp_path / "mutants" / "mutmut-stats.json"
+
+    def refresh():  # mutmut traces test_b's forgotten test again: it reaches g
+        stats = json.loads(stats_path.read_text())
+        assert "properties/test_b.py::test_two[1]" not in stats["duration_by_test"]
+        stats["duration_by_test"]["properties/test_b.py::test_two[1]"] = 0.2
+        stats["tests_by_mangled_function_name"]["m.x_g"].append("properties/test_b.py::test_two[1]")
+        stats_path.write_text(json.dumps(stats))
+        return True
+
+    assert reset_stale_verdicts(tmp_path, refresh) == 1
+    assert read_codes(meta) == {**codes, "m.x_g__mutmut_1": None}
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    (tmp_path / "properties" / "strategies.py").write_text("import properties.steps\n")
+    reset_stale_verdicts(tmp_path, never_refreshed)
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    (tmp_path / "properties" / "steps.py").write_text("Y = 3\n")
+    assert reset_stale_verdicts(tmp_path, never_refreshed) == 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conformance.codec.message import StoredMessage, encode_properties
 from conformance.history.records import WireRequest
-from conformance.runner.backends.real_run import get_retry_sends, match_copies
+from conformance.runner.backends.real_run import get_retry_sends, get_unanswered_sends, match_copies, match_unanswered
 
 GROUP = "g"
 
@@ -21,9 +21,9 @@ def send_back(key: str, offset: int, at: float = 5.0, code: int = 0) -> WireRequ
     return WireRequest(at, 36, {"offset": str(offset), "originMsgId": key, "group": GROUP}, response_code=code)
 
 
-def fallback(key: str, at: float = 5.0) -> WireRequest:
+def fallback(key: str, at: float = 5.0, code: int | None = 0) -> WireRequest:
     fields = {"topic": f"%RETRY%{GROUP}", "properties": encode_properties({"UNIQ_KEY": key, "TAGS": "t"})}
-    return WireRequest(at, 10, fields)
+    return WireRequest(at, 10, fields, response_code=code)
 
 
 def test_sends_of_one_instant_are_paired_with_their_own_keys_copies():
@@ -46,3 +46,18 @@ def test_a_send_naming_no_stored_key_takes_the_next_copy_in_store_order():
     sends = get_retry_sends([send_back("0A00", 1), send_back("0B00", 2)], GROUP)
     pairs = match_copies(sends, [copy("m1", 1), copy("m0", 2), copy("m2", 3)])
     assert [stored.properties["UNIQ_KEY"] for _send, stored in pairs] == ["m1", "m0"]
+
+
+def test_an_unanswered_fallback_takes_a_copy_of_its_key_that_no_answered_send_took():
+    """A Java client shutting down sent m2 back (answered), then its fallback for m2, which the proxy saw no answer to:
+    the broker stored both copies. The answered sends take theirs first; the unanswered fallback takes m2's other
+    copy, and one naming a key with no copy left stored nothing."""
+    requests = [send_back("m0", 10), send_back("m2", 30), fallback("m2", code=None), fallback("m1", code=None),
+                fallback("m0", code=1)]
+    stored = [copy("m0", 1), copy("m2", 2), copy("m2", 3)]
+    pairs = match_copies(get_retry_sends(requests, GROUP), stored)
+    assert [(send[1], stored.store_timestamp) for send, stored in pairs] == [("rpc", 1), ("rpc", 2)]
+    unanswered = get_unanswered_sends(requests, GROUP)
+    assert [(path, named) for _at, path, _offset, named in unanswered] == [("fallback", "m2"), ("fallback", "m1")]
+    extra = match_unanswered(unanswered, stored, pairs)
+    assert [(send[3], stored.store_timestamp) for send, stored in extra] == [("m2", 3)]

@@ -80,6 +80,32 @@ def match_copies(sends: list[tuple], copies: list[StoredMessage]) -> list[tuple[
     return pairs
 
 
+def get_unanswered_sends(requests: list[WireRequest], group: str) -> list[tuple[float, str, int, str | None]]:
+    """(time, "fallback", -1, key) of each direct send to %RETRY%<group> the proxy saw no answer to: the client
+    closed its connection first (a restart), or a fault held the answer. The broker stores before it answers, so such
+    a send may have stored a copy."""
+    found = []
+    for request in requests:
+        topic = request.fields.get("topic", request.fields.get("b", ""))
+        if request.response_code is None and request.code in SEND_MESSAGES and topic == f"%RETRY%{group}":
+            properties = decode_properties(request.fields.get("properties", request.fields.get("i", "")) or "")
+            found.append((request.time_ms, "fallback", -1, properties.get("UNIQ_KEY")))
+    return found
+
+
+def match_unanswered(sends: list[tuple], copies: list[StoredMessage], pairs: list) -> list[tuple[tuple, StoredMessage]]:
+    """Each unanswered send paired with a copy of the key it names that no answered send took (`pairs`); a send with
+    none stored nothing. Seen: a Java client shutting down sent m2's fallback after its send-back, the proxy recorded
+    no answer, and the copy it stored was delivered; left unpaired, the checker judged the reference SY-09."""
+    taken = {id(copy) for _send, copy in pairs}
+    left, found = [copy for copy in copies if id(copy) not in taken], []
+    for send in sends:
+        index = next((i for i, copy in enumerate(left) if get_key(copy) == send[3]), None)
+        if index is not None:
+            found.append((send, left.pop(index)))
+    return found
+
+
 def get_key(copy: StoredMessage) -> str:
     return copy.properties.get("UNIQ_KEY", "")
 
@@ -150,9 +176,13 @@ class RealBackend:
     def get_stored_copies(self) -> list[StoredCopy]:
         """The stored copies matched, in order, to the successful send-backs and fallback sends the proxy saw (the
         time of a copy is its request's, on the proxy's clock)."""
-        sends = get_retry_sends(self.get_requests(), self.settings.group)
+        requests, group = self.get_requests(), self.settings.group
+        stored = self.read_copies()
+        pairs = match_copies(get_retry_sends(requests, group), stored)
+        pairs = sorted(pairs + match_unanswered(get_unanswered_sends(requests, group), stored, pairs),
+                       key=lambda pair: pair[0][0])
         copies = []
-        for (at, path, offset, _named), copy in match_copies(sends, self.read_copies()):
+        for (at, path, offset, _named), copy in pairs:
             destination = copy.properties.get("REAL_TOPIC", copy.topic) if copy.topic == SCHEDULE_TOPIC \
                 else copy.topic
             level = int(copy.properties.get("DELAY", "0")) if copy.topic == SCHEDULE_TOPIC else 0

@@ -53,16 +53,25 @@ def get_retry_sends(requests: list[WireRequest], group: str) -> list[tuple[float
     to %RETRY%<group>, in arrival order."""
     found = []
     for request in requests:
-        topic = request.fields.get("topic", request.fields.get("b", ""))
         if request.response_code != 0:
             continue
         if request.code == CONSUMER_SEND_MSG_BACK:
             offset, named = int(request.fields.get("offset", -1)), request.fields.get("originMsgId")
             found.append((request.time_ms, "rpc", offset, named))
-        elif request.code in SEND_MESSAGES and topic == f"%RETRY%{group}":
-            properties = decode_properties(request.fields.get("properties", request.fields.get("i", "")) or "")
-            found.append((request.time_ms, "fallback", -1, properties.get("UNIQ_KEY")))
+        elif is_retry_topic_send(request, group):
+            found.append((request.time_ms, "fallback", -1, get_sent_key(request)))
     return found
+
+
+def is_retry_topic_send(request: WireRequest, group: str) -> bool:
+    """A client's direct send (SEND_MESSAGE, V2) to %RETRY%<group>: a fallback or an orderly give-up."""
+    return request.code in SEND_MESSAGES and request.fields.get("topic", request.fields.get("b", "")) == \
+        f"%RETRY%{group}"
+
+
+def get_sent_key(request: WireRequest) -> str | None:
+    """The UNIQ_KEY in a send's properties."""
+    return decode_properties(request.fields.get("properties", request.fields.get("i", "")) or "").get("UNIQ_KEY")
 
 
 def match_copies(sends: list[tuple], copies: list[StoredMessage]) -> list[tuple[tuple, StoredMessage]]:
@@ -84,13 +93,8 @@ def get_unanswered_sends(requests: list[WireRequest], group: str) -> list[tuple[
     """(time, "fallback", -1, key) of each direct send to %RETRY%<group> the proxy saw no answer to: the client
     closed its connection first (a restart), or a fault held the answer. The broker stores before it answers, so such
     a send may have stored a copy."""
-    found = []
-    for request in requests:
-        topic = request.fields.get("topic", request.fields.get("b", ""))
-        if request.response_code is None and request.code in SEND_MESSAGES and topic == f"%RETRY%{group}":
-            properties = decode_properties(request.fields.get("properties", request.fields.get("i", "")) or "")
-            found.append((request.time_ms, "fallback", -1, properties.get("UNIQ_KEY")))
-    return found
+    return [(request.time_ms, "fallback", -1, get_sent_key(request)) for request in requests
+            if request.response_code is None and is_retry_topic_send(request, group)]
 
 
 def match_unanswered(sends: list[tuple], copies: list[StoredMessage], pairs: list) -> list[tuple[tuple, StoredMessage]]:

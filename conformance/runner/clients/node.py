@@ -75,7 +75,8 @@ def run_npm_ci(package_dir: Path, timeout_s: float) -> str | None:
     """`npm ci` within timeout_s in all, tried again after NETWORK_RETRY_WAITS_S where it failed to reach the
     registry (NETWORK_ERRORS); None, or the last failure in one bounded line."""
     deadline = time.monotonic() + timeout_s
-    for wait_s in (*NETWORK_RETRY_WAITS_S, None):
+    waits = list(NETWORK_RETRY_WAITS_S)
+    while True:
         try:
             done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--prefix",
                                    str(package_dir)], capture_output=True, text=True,
@@ -84,12 +85,10 @@ def run_npm_ci(package_dir: Path, timeout_s: float) -> str | None:
             return f"npm ci did not finish within {timeout_s:.0f} s"
         if done.returncode == 0:
             return None
-        reason = f"npm ci failed ({done.returncode}): {done.stderr.strip()[-500:]}"
-        if wait_s is None or not any(code in done.stderr for code in NETWORK_ERRORS) or \
-                time.monotonic() + wait_s >= deadline:
-            return reason
-        time.sleep(wait_s)
-    return reason
+        if not waits or not any(code in done.stderr for code in NETWORK_ERRORS) or \
+                time.monotonic() + waits[0] >= deadline:
+            return f"npm ci failed ({done.returncode}): {done.stderr.strip()[-500:]}"
+        time.sleep(waits.pop(0))
 
 
 def get_client_version() -> str:
